@@ -1,0 +1,1 @@
+"""The tfdet catalogue: YAML data and its JSON Schema, shipped as package data."""

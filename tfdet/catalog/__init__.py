@@ -1,0 +1,18 @@
+"""The catalogue of known-nondeterministic TensorFlow ops: load, validate, query."""
+
+from .load import default_catalogue, load_catalogue, load_user_catalogue, shipped_catalogue_dir
+from .model import DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, Verdict, VersionRange
+from .validate import CatalogError, Problem
+from .versions import COVERED_TF_VERSIONS, tf_minor
+
+
+def lookup(op_or_api, tf_version, device):
+    """Status and fix of an op or API (any alias or raw op name) in the shipped catalogue."""
+    return default_catalogue().lookup(op_or_api, tf_version, device)
+
+
+__all__ = [
+    "COVERED_TF_VERSIONS", "DEVICES", "STATUSES", "VARYING_STATUSES", "CatalogError", "Catalogue", "Entry",
+    "Problem", "Switch", "Verdict", "VersionRange", "default_catalogue", "load_catalogue",
+    "load_user_catalogue", "lookup", "shipped_catalogue_dir", "tf_minor",
+]

@@ -1,0 +1,245 @@
+"""The catalogue as Python objects, and the queries on it. Pure: no I/O."""
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple
+
+from packaging.specifiers import SpecifierSet
+
+from .versions import contains, tf_minor
+
+STATUSES = (
+    "deterministic",
+    "nondeterministic",
+    "deterministic_with_switch",
+    "raises_under_determinism",
+    "unknown",
+    "not_applicable",
+)
+# Statuses under which an op can change from run to run as TensorFlow ships.
+VARYING_STATUSES = ("nondeterministic", "deterministic_with_switch", "raises_under_determinism")
+DEVICES = ("cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a fact was read from, for error messages and reports."""
+
+    path: str
+    line: int  # 1-based
+
+    def __str__(self):
+        return "%s:%d" % (self.path, self.line)
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """What one entry does on one device over a span of TF versions."""
+
+    versions: str
+    status: str
+    sources: Tuple[str, ...]
+    switches: Tuple[str, ...] = ()
+    patch: Optional[str] = None
+    workaround: Optional[str] = None
+    error: Optional[ErrorInfo] = None
+    note: Optional[str] = None
+    specifier: SpecifierSet = field(default=None, compare=False, repr=False)
+    origin: Optional[Origin] = field(default=None, compare=False)
+
+    def covers(self, version):
+        return contains(self.specifier, version)
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A TensorFlow setting that changes determinism (an env var or an API)."""
+
+    id: str
+    kind: str  # env | api
+    name: str
+    role: str
+    versions: str
+    devices: Tuple[str, ...]
+    description: str
+    sources: Tuple[str, ...]
+    value: Optional[str] = None
+    same_as: Tuple[str, ...] = ()
+    specifier: SpecifierSet = field(default=None, compare=False, repr=False)
+    origin: Optional[Origin] = field(default=None, compare=False)
+
+    def available_in(self, tf_version):
+        return contains(self.specifier, tf_minor(tf_version))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One known source of nondeterminism (usually one op and its aliases)."""
+
+    id: str
+    title: str
+    description: str
+    apis: Tuple[str, ...]
+    raw_ops: Tuple[str, ...]
+    direction: str
+    root_cause: str
+    devices: Mapping[str, Tuple[VersionRange, ...]]
+    sources: Tuple[str, ...]
+    gradient_wrt: Tuple[str, ...] = ()
+    condition: Optional[str] = None
+    requires: Tuple[str, ...] = ()
+    origin: Optional[Origin] = field(default=None, compare=False)
+
+    @property
+    def names(self):
+        """Every name this entry answers to: public APIs and raw op names."""
+        return self.apis + self.raw_ops
+
+    def range_for(self, tf_version, device):
+        """The VersionRange covering a TF version on a device, or None."""
+        version = tf_minor(tf_version)
+        for version_range in self.devices.get(device, ()):
+            if version_range.covers(version):
+                return version_range
+        return None
+
+    def matches(self, name):
+        wanted = _normalise_name(name)
+        return wanted == self.id or any(_normalise_name(n) == wanted for n in self.names)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer to 'what does this entry do in TF version V on device D?'."""
+
+    entry: Entry
+    tf_version: str
+    device: str
+    range: Optional[VersionRange]
+
+    @property
+    def status(self):
+        return self.range.status if self.range else "unknown"
+
+    @property
+    def fix(self):
+        """A one-line description of what makes the op reproducible, or ''."""
+        if self.range is None:
+            return ""
+        parts = []
+        if self.range.status in ("deterministic_with_switch",) and self.range.switches:
+            parts.append("switch: " + ", ".join(self.range.switches))
+        if self.range.patch:
+            parts.append("tfdet.patch() (%s)" % self.range.patch)
+        if self.range.workaround:
+            parts.append("workaround: " + self.range.workaround)
+        return "; ".join(parts)
+
+
+def _normalise_name(name):
+    name = name.strip()
+    return name if not name.startswith("tensorflow.") else "tf." + name[len("tensorflow."):]
+
+
+class Catalogue:
+    """A validated, queryable set of entries and switches."""
+
+    def __init__(self, entries, switches):
+        self.entries = tuple(entries)
+        self.switches = tuple(switches)
+        self._by_id = {entry.id: entry for entry in self.entries}
+        self._switch_by_id = {switch.id: switch for switch in self.switches}
+
+    def __len__(self):
+        return len(self.entries)
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def get(self, entry_id):
+        """The entry with this id; KeyError names close ids if there is none."""
+        try:
+            return self._by_id[entry_id]
+        except KeyError:
+            raise KeyError("no catalogue entry with id %r" % entry_id) from None
+
+    def switch(self, switch_id):
+        return self._switch_by_id[switch_id]
+
+    def find(self, name):
+        """Entries whose id, any API alias or any raw op name equals `name`."""
+        return [entry for entry in self.entries if entry.matches(name)]
+
+    def lookup(self, op_or_api, tf_version, device):
+        """Status and fix of an op or API in a TF version on a device.
+
+        Returns one Verdict per matching entry (an API can be reached by more
+        than one source of nondeterminism, e.g. conv2d by its backprop and by
+        autotuning); an empty list when nothing in the catalogue matches.
+        """
+        _check_device(device)
+        tf_minor(tf_version)  # fail early on a bad version
+        return [Verdict(e, str(tf_version), device, e.range_for(tf_version, device)) for e in self.find(op_or_api)]
+
+    def affecting(self, tf_version, device, statuses=VARYING_STATUSES):
+        """Verdicts for every entry whose status on (version, device) is in `statuses`."""
+        _check_device(device)
+        verdicts = []
+        for entry in self.entries:
+            verdict = Verdict(entry, str(tf_version), device, entry.range_for(tf_version, device))
+            if verdict.range is not None and verdict.status in statuses:
+                verdicts.append(verdict)
+        return verdicts
+
+    def switches_for(self, tf_version, device=None, roles=None):
+        """Switches that exist in a TF version (and on a device, with a role)."""
+        return [
+            s
+            for s in self.switches
+            if s.available_in(tf_version)
+            and (device is None or device in s.devices)
+            and (roles is None or s.role in roles)
+        ]
+
+    def to_dataframe(self):
+        """One row per (entry, device, version range), as a pandas DataFrame."""
+        import pandas as pd  # imported here: the catalogue itself does not need pandas
+
+        rows = []
+        for entry in self.entries:
+            for device, ranges in entry.devices.items():
+                for r in ranges:
+                    rows.append(
+                        {
+                            "id": entry.id,
+                            "title": entry.title,
+                            "device": device,
+                            "versions": r.versions,
+                            "status": r.status,
+                            "switches": list(r.switches),
+                            "patch": r.patch,
+                            "workaround": r.workaround,
+                            "error_type": r.error.type if r.error else None,
+                            "error_message": r.error.message if r.error else None,
+                            "direction": entry.direction,
+                            "root_cause": entry.root_cause,
+                            "apis": list(entry.apis),
+                            "raw_ops": list(entry.raw_ops),
+                            "sources": list(r.sources),
+                        }
+                    )
+        columns = [
+            "id", "title", "device", "versions", "status", "switches", "patch", "workaround",
+            "error_type", "error_message", "direction", "root_cause", "apis", "raw_ops", "sources",
+        ]
+        return pd.DataFrame(rows, columns=columns)
+
+
+def _check_device(device):
+    if device not in DEVICES:
+        raise ValueError("unknown device %r (expected one of: %s)" % (device, ", ".join(DEVICES)))
