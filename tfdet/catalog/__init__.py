@@ -1,7 +1,11 @@
 """The catalogue of known-nondeterministic TensorFlow ops: load, validate, query."""
 
 from .load import default_catalogue, load_catalogue, load_user_catalogue, shipped_catalogue_dir
-from .model import DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, Verdict, VersionRange
+from .model import (
+    DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, Verdict, VersionRange, entry_to_dict,
+    verdict_to_dict,
+)
+from .sources import describe_source
 from .validate import CatalogError, Problem
 from .versions import COVERED_TF_VERSIONS, tf_minor
 
@@ -14,5 +18,6 @@ def lookup(op_or_api, tf_version, device):
 __all__ = [
     "COVERED_TF_VERSIONS", "DEVICES", "STATUSES", "VARYING_STATUSES", "CatalogError", "Catalogue", "Entry",
     "Problem", "Switch", "Verdict", "VersionRange", "default_catalogue", "load_catalogue",
-    "load_user_catalogue", "lookup", "shipped_catalogue_dir", "tf_minor",
+    "load_user_catalogue", "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict",
+    "describe_source",
 ]

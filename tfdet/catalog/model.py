@@ -243,3 +243,51 @@ class Catalogue:
 def _check_device(device):
     if device not in DEVICES:
         raise ValueError("unknown device %r (expected one of: %s)" % (device, ", ".join(DEVICES)))
+
+
+def range_to_dict(version_range):
+    data = {"versions": version_range.versions, "status": version_range.status}
+    for key in ("switches", "patch", "workaround", "note"):
+        value = getattr(version_range, key)
+        if value:
+            data[key] = list(value) if isinstance(value, tuple) else value
+    if version_range.error:
+        data["error"] = {"type": version_range.error.type, "message": version_range.error.message}
+    data["sources"] = list(version_range.sources)
+    return data
+
+
+def entry_to_dict(entry):
+    """A JSON-ready dict of an entry, in the catalogue's own field names."""
+    data = {
+        "id": entry.id,
+        "title": entry.title,
+        "description": entry.description,
+        "apis": list(entry.apis),
+        "raw_ops": list(entry.raw_ops),
+        "direction": entry.direction,
+        "root_cause": entry.root_cause,
+    }
+    if entry.gradient_wrt:
+        data["gradient_wrt"] = list(entry.gradient_wrt)
+    if entry.condition:
+        data["condition"] = entry.condition
+    if entry.requires:
+        data["requires"] = list(entry.requires)
+    data["devices"] = {device: [range_to_dict(r) for r in ranges] for device, ranges in entry.devices.items()}
+    data["sources"] = list(entry.sources)
+    return data
+
+
+def verdict_to_dict(verdict):
+    data = {
+        "id": verdict.entry.id,
+        "title": verdict.entry.title,
+        "tf_version": verdict.tf_version,
+        "device": verdict.device,
+        "status": verdict.status,
+        "fix": verdict.fix,
+    }
+    if verdict.range is not None:
+        data.update({k: v for k, v in range_to_dict(verdict.range).items() if k not in ("status",)})
+    return data

@@ -1,0 +1,18 @@
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
+    parser.addoption("--multiversion", action="store_true", default=False,
+                     help="also run tests that need other TF versions (see tests/multiversion/make_venvs.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    skips = {
+        "slow": (config.getoption("--runslow"), "slow: run with --runslow (tox -e slow)"),
+        "multiversion": (config.getoption("--multiversion"), "needs other TF versions: run with --multiversion (tox -e multiversion)"),
+    }
+    for item in items:
+        for marker, (enabled, reason) in skips.items():
+            if marker in item.keywords and not enabled:
+                item.add_marker(pytest.mark.skip(reason=reason))
