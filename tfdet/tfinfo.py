@@ -24,3 +24,7 @@ def installed_tf_version():
         except Exception:  # not installed under this name
             continue
     return None
+
+
+if __name__ == "__main__":  # `python -m tfdet.tfinfo`: used by the probe for other interpreters
+    print(installed_tf_version())

@@ -5,14 +5,15 @@ import argparse
 import sys
 
 from .. import __version__
-from . import catalog_cmd
+from . import catalog_cmd, probe_cmd
 from .exitcodes import INTERRUPTED, USAGE, CommandError
 
-COMMANDS = (catalog_cmd,)
+COMMANDS = (probe_cmd, catalog_cmd)
 
 DESCRIPTION = """\
 Find, measure and fix nondeterminism in TensorFlow.
 
+  tfdet probe                   measure what varies on this machine, and the cost
   tfdet catalog list            ops known to vary in your TF version
   tfdet catalog show NAME       everything known about one op or API
 

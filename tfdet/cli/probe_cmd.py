@@ -1,0 +1,144 @@
+"""`tfdet probe`: measure run-to-run variance and the cost of determinism here."""
+
+import argparse
+import os
+import shutil
+import sys
+
+from .. import catalog
+from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, USAGE, CommandError
+
+HELP = "measure which ops vary from run to run on this machine, and what determinism costs"
+
+EPILOG = """\
+Each mode runs in fresh TensorFlow processes (%(processes)s per mode by default):
+  baseline  no determinism switch
+  env       TF_DETERMINISTIC_OPS=1 and TF_CUDNN_DETERMINISTIC=1 set before TF is imported
+  api       tf.config.experimental.enable_op_determinism() (TF 2.8 and later)
+  patched   tfdet.patch() (when this tfdet has it)
+Every catalogued op that exists on this device is run repeatedly, forward and
+with a random upstream gradient; entries that cannot run here are listed as
+skipped, with the reason. Results are written case by case to --out, so an
+interrupted run keeps what it measured; --resume continues it.
+
+examples:
+  tfdet probe                                  # the whole catalogue, default modes
+  tfdet probe --ops unsorted-segment-sum,bincount --repeats 10
+  tfdet probe --python ~/venvs/tf1.15/bin/python --out tf115.jsonl
+  tfdet probe --fail-on-nondeterminism env     # exit 1 if anything varies under env
+
+exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
+3 invalid input (unknown op id, unreadable results file); 4 no TensorFlow in
+that interpreter; 130 interrupted (results kept).
+""" % {"processes": 2}
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number, got %r" % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, got %d" % value)
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number, got %r" % text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be greater than 0, got %s" % text)
+    return value
+
+
+def _csv(text):
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_parser(commands):
+    from ..probe.modes import MODES
+
+    parser = commands.add_parser("probe", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--modes", type=_csv, metavar="MODE,...",
+                        help="modes to run, from %s (default: baseline,env,api, plus patched when available)" % (
+                            ", ".join(MODES)))
+    parser.add_argument("--ops", type=_csv, metavar="ID,...", help="catalogue ids to probe (default: all)")
+    parser.add_argument("--repeats", type=_positive_int, default=5, metavar="N", help="runs per process (default 5)")
+    parser.add_argument("--processes", type=_positive_int, default=2, metavar="N",
+                        help="processes per mode (default 2; variance across processes needs 2)")
+    parser.add_argument("--size", type=_positive_float, default=1.0, metavar="X",
+                        help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
+    parser.add_argument("--rounds", type=_positive_int, default=5, metavar="N",
+                        help="interleaved timing rounds per process (default 5)")
+    parser.add_argument("--out", default="tfdet-probe.jsonl", metavar="FILE",
+                        help="results file, JSON Lines (default tfdet-probe.jsonl)")
+    parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
+    parser.add_argument("--python", metavar="PATH",
+                        help="run the workers with this interpreter (another venv, another TF; needs numpy and TF)")
+    parser.add_argument("--timeout", type=_positive_float, default=120.0, metavar="SECONDS",
+                        help="per-case limit before a worker is killed and the case recorded as failed (default 120)")
+    parser.add_argument("--execution", choices=("function", "eager"), default="function",
+                        help="run cases inside tf.function (default) or eagerly; results can differ bitwise")
+    parser.add_argument("--threads", type=_positive_int, metavar="N",
+                        help="intra- and inter-op threads (default: the number of cores)")
+    parser.add_argument("--onednn", choices=("on", "off", "default"), default="default",
+                        help="pin TF_ENABLE_ONEDNN_OPTS (default: leave TF's default, and record it)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (default 0)")
+    parser.add_argument("--fail-on-nondeterminism", metavar="MODE",
+                        help="exit 1 if any case varies under MODE (for CI gates)")
+    parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    parser.set_defaults(run=run)
+
+
+def run(args, out):
+    from ..probe.modes import MODES
+    from ..probe.progress import Progress
+    from ..probe.results import ResultsError, read_results
+    from ..probe.runner import ProbeConfig, ProbeError, patch_available, run_probe
+    from ..probe.summary import summarise, varied_under
+
+    modes = args.modes or [m for m in MODES if m != "patched" or patch_available()]
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise CommandError("unknown mode %s; choose from %s" % (", ".join(bad), ", ".join(MODES)), USAGE)
+    if args.fail_on_nondeterminism and args.fail_on_nondeterminism not in modes:
+        raise CommandError("--fail-on-nondeterminism %s: that mode is not being run (modes: %s)" % (
+            args.fail_on_nondeterminism, ", ".join(modes)), USAGE)
+    if os.path.exists(args.out) and not (args.resume or args.overwrite):
+        raise CommandError("%s exists: add --resume to continue it or --overwrite to replace it" % args.out, USAGE)
+    if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
+        raise CommandError("--python %s: no such executable" % args.python, USAGE)
+
+    config = ProbeConfig(
+        catalog.default_catalogue(), args.out, python=args.python, modes=modes, processes=args.processes,
+        repeats=args.repeats, size=args.size, rounds=args.rounds, seed=args.seed, execution=args.execution,
+        intra_threads=args.threads, inter_threads=args.threads,
+        onednn=None if args.onednn == "default" else args.onednn == "on",
+        timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:])
+    progress = Progress(quiet=args.quiet)
+    interrupted = False
+    try:
+        run_probe(config, progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    except ProbeError as exc:
+        raise CommandError(str(exc), ENVIRONMENT) from None
+    except (ResultsError, ValueError) as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    finally:
+        progress.close()
+    if not os.path.exists(args.out):
+        return INTERRUPTED if interrupted else ENVIRONMENT
+    header, records = read_results(args.out)
+    if not args.quiet:
+        out.write(summarise(header, records, path=args.out, width=shutil.get_terminal_size((120, 24)).columns) + "\n")
+    if interrupted:
+        sys.stderr.write("tfdet probe: interrupted; finished cases are in %s (continue with --resume)\n" % args.out)
+        return INTERRUPTED
+    if args.fail_on_nondeterminism and varied_under(records, args.fail_on_nondeterminism):
+        return FINDING
+    return OK

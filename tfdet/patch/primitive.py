@@ -1,0 +1,440 @@
+"""One deterministic segment reduction, the primitive every replacement is built on.
+
+Nearly every GPU-nondeterministic TensorFlow op is a scatter-add done with
+floating-point atomics underneath: the order in which values reach an output
+element changes from run to run, and with it the rounding. More precision does
+not fix that; a fixed order of operations does. `segment_reduce` computes what
+`tf.math.unsorted_segment_{sum,prod,max,min}` compute, with an order of
+operations that depends only on the segment ids:
+
+1. stable-sort the ids (skipped when the caller knows they are sorted);
+2. cut every segment of the sorted sequence into chunks of K consecutive
+   elements (K a power of two chosen from the ids alone, see `_chunk_width`),
+   gather each chunk into one row of a [chunks, K, D] tensor, padding short
+   chunks with the reduction's identity, and reduce over the K axis; the first
+   such level gathers straight from the unsorted data through the sort
+   permutation, so the data is never copied in sorted order;
+3. repeat on the chunk results (still grouped by segment) until every segment
+   has one value (ceil(log_K(longest segment)) levels; a tf.while_loop);
+4. place segment values into the [num_segments, ...] output with one gather
+   whose indices come from tf.searchsorted; absent segments get the identity,
+   as in the stock ops (0 for sum, 1 for prod, the dtype's lowest value for max
+   and highest for min), negative ids are dropped, ids >= num_segments raise
+   InvalidArgumentError (the stock CPU kernels' behaviour).
+
+The ops used are TopKV2 (through argsort), GatherV2, Where, RaggedRange,
+Cumsum and SearchSorted on integers, and Sum/Prod/Max/Min over one axis of a
+dense tensor. None scatters; every output element is written once. The
+reductions over the K axis rely on TensorFlow's dense reductions being
+run-to-run deterministic, which they are on CPU and GPU for every TF release
+this project covers (the last atomics left the GPU reduction kernels before
+1.14).
+
+Where TensorFlow's own segment op is already deterministic (CPU kernels walk the
+ids in order; on GPU, TF >= 2.7 with op determinism enabled selects
+deterministic kernels) the "auto" method calls it: see `stock_is_deterministic`.
+The order-fixed path stays selectable (`method="order_fixed"`, `set_method`,
+`method_scope`) so it can be tested and benchmarked anywhere.
+
+Python 3.7 / TensorFlow 1.15 compatible: written against tensorflow.compat.v2,
+working eagerly, inside tf.function and in TF1 graph mode.
+"""
+
+import contextlib
+import os
+
+REDUCTIONS = ("sum", "prod", "max", "min")
+METHODS = ("auto", "stock", "order_fixed")
+
+# Chunk widths tried at each level: powers of two up to _MAX_CHUNK. Wider chunks
+# mean fewer levels; _chunk_width keeps the padding they cost below the data size.
+_MAX_CHUNK = 16
+
+_state = {"method": "auto"}
+
+
+def _tf():
+    import tensorflow.compat.v2 as tf  # noqa: PLC0415 - keeps `import tfdet.patch.primitive` TF-free
+
+    return tf
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def set_method(method):
+    """Set the process-wide default method ("auto", "stock", "order_fixed"); return the old one.
+
+    The choice is read when an op is built: a tf.function traced earlier keeps
+    the path it was traced with.
+    """
+    if method not in METHODS:
+        raise ValueError("unknown method %r (expected one of: %s)" % (method, ", ".join(METHODS)))
+    previous = _state["method"]
+    _state["method"] = method
+    return previous
+
+
+def get_method():
+    """The process-wide default method."""
+    return _state["method"]
+
+
+@contextlib.contextmanager
+def method_scope(method):
+    """Use `method` as the default inside a with-block (not thread-safe)."""
+    previous = set_method(method)
+    try:
+        yield
+    finally:
+        set_method(previous)
+
+
+def _tf_minor(version):
+    parts = str(version).split(".")
+    return int(parts[0]), int(parts[1])
+
+
+def _determinism_enabled(environ):
+    """Whether TF op determinism is on (API flag or TF_DETERMINISTIC_OPS)."""
+    if str(environ.get("TF_DETERMINISTIC_OPS", "")).strip().lower() in ("1", "true"):
+        return True
+    try:
+        from tensorflow.python.framework import config as tf_config  # noqa: PLC0415
+
+        return bool(tf_config.is_op_determinism_enabled())
+    except (ImportError, AttributeError):  # TF < 2.8
+        return False
+
+
+def _gpu_visible():
+    tf = _tf()
+    try:
+        return bool(tf.config.list_physical_devices("GPU"))
+    except AttributeError:  # TF 1.15
+        return bool(tf.config.experimental.list_physical_devices("GPU"))
+
+
+def stock_is_deterministic(environ=None, tf_version=None, gpu_visible=None, determinism_enabled=None):
+    """Whether TensorFlow's own segment reductions are run-to-run deterministic here.
+
+    True when no GPU is visible (the CPU kernels accumulate each output element
+    in input order) or when TF >= 2.7 runs with op determinism enabled (which
+    selects the deterministic GPU kernels). Every argument can be injected; by
+    default they are read from os.environ, the installed TF and its devices.
+    """
+    environ = os.environ if environ is None else environ
+    if gpu_visible is None:
+        gpu_visible = _gpu_visible()
+    if not gpu_visible:
+        return True
+    if tf_version is None:
+        tf_version = _tf().__version__
+    if determinism_enabled is None:
+        determinism_enabled = _determinism_enabled(environ)
+    return _tf_minor(tf_version) >= (2, 7) and bool(determinism_enabled)
+
+
+def resolve_method(method=None):
+    """'stock' or 'order_fixed': what `method` (default: the process default) means here."""
+    method = get_method() if method is None else method
+    if method not in METHODS:
+        raise ValueError("unknown method %r (expected one of: %s)" % (method, ", ".join(METHODS)))
+    if method == "auto":
+        return "stock" if stock_is_deterministic() else "order_fixed"
+    return method
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def identity_value(dtype, reduction):
+    """The value the stock unsorted segment ops give an empty segment."""
+    tf = _tf()
+    dtype = tf.as_dtype(dtype)
+    if reduction == "sum":
+        return 0
+    if reduction == "prod":
+        return 1
+    if reduction == "max":
+        return dtype.min  # Eigen::NumTraits<T>::lowest(): -max finite for floats
+    if reduction == "min":
+        return dtype.max
+    raise ValueError("unknown reduction %r (expected one of: %s)" % (reduction, ", ".join(REDUCTIONS)))
+
+
+def _reducer(reduction):
+    tf = _tf()
+    return {
+        "sum": tf.reduce_sum,
+        "prod": tf.reduce_prod,
+        "max": tf.reduce_max,
+        "min": tf.reduce_min,
+    }[reduction]
+
+
+def _stock_op(reduction):
+    tf = _tf()
+    return {
+        "sum": tf.math.unsorted_segment_sum,
+        "prod": tf.math.unsorted_segment_prod,
+        "max": tf.math.unsorted_segment_max,
+        "min": tf.math.unsorted_segment_min,
+    }[reduction]
+
+
+def _with_checks(checks, tensor):
+    tf = _tf()
+    checks = [c for c in checks if c is not None]
+    if not checks:
+        return tensor
+    with tf.control_dependencies(checks):
+        return tf.identity(tensor)
+
+
+def _chunk_widths():
+    return [2 ** i for i in range(1, _MAX_CHUNK.bit_length())]
+
+
+def _chunk_width(n, a, maxlen, dtype):
+    """K for one level: the widest power of two in [2, _MAX_CHUNK] with a*(K-1) <= n
+    (n rows in a segments: padding then stays below n) and no wider than the
+    longest segment needs. A function of the ids only, so the order of
+    operations is too."""
+    tf = _tf()
+    cands = tf.constant(_chunk_widths(), dtype=dtype)
+    bound = n // tf.maximum(a, 1) + 1
+    k_waste = tf.reduce_max(tf.where(cands <= bound, cands, tf.constant(2, dtype)))
+    k_need = tf.reduce_min(tf.where(cands >= maxlen, cands, tf.constant(_MAX_CHUNK, dtype)))
+    return tf.minimum(k_waste, k_need)
+
+
+def _level(src, starts, lens, ords, reduction, index_map=None):
+    """One reduction level over the active segments (every lens > 1).
+
+    Segment g occupies rows starts[g] .. starts[g] + lens[g] - 1 of the grouped
+    sequence, whose row i is src[i] (or src[index_map[i]] when given). Each
+    segment is cut into chunks of K consecutive rows; each chunk becomes one
+    row of `out` ([C, D], chunks in order). Returns out, the ordinals and rows
+    (in out) of the segments that are now down to one row, and starts, lens
+    and ordinals of those that are not.
+    """
+    tf = _tf()
+    idt = lens.dtype
+    k = _chunk_width(tf.reduce_sum(lens), tf.size(lens, out_type=idt), tf.reduce_max(lens), idt)
+    heads = tf.ragged.range(starts, starts + lens, k).flat_values  # first row of each chunk
+    rem = tf.ragged.range(lens, tf.zeros_like(lens), -k).flat_values  # rows left in its segment
+    j = tf.range(k, dtype=idt)
+    valid = j[tf.newaxis, :] < rem[:, tf.newaxis]
+    # Padding slots point at the chunk's first row (always valid) and are masked.
+    idx = tf.where(valid, heads[:, tf.newaxis] + j[tf.newaxis, :], heads[:, tf.newaxis])
+    if index_map is not None:
+        idx = tf.gather(index_map, idx)
+    out = _combine(src, idx, valid, k, reduction)
+    new_lens = (lens + k - 1) // k
+    new_starts = tf.cumsum(new_lens, exclusive=True)
+    done = tf.equal(new_lens, 1)
+    going = tf.logical_not(done)
+    return (
+        out,
+        tf.boolean_mask(ords, done),
+        tf.boolean_mask(new_starts, done),
+        tf.boolean_mask(new_starts, going),
+        tf.boolean_mask(new_lens, going),
+        tf.boolean_mask(ords, going),
+    )
+
+
+def _combine(src, idx, valid, k, reduction):
+    """out[c] = reduction over the valid j of src[idx[c, j]], in an order fixed by the shapes.
+
+    Rows of one element (D == 1): one gather of [C, k] and a reduction over the
+    inner axis. Wider rows: k row gathers combined by a pairwise tree of
+    elementwise ops, one unrolled branch per chunk width (on CPU much faster
+    than reducing the middle axis of a [C, k, D] tensor, with smaller buffers).
+    Padding slots (valid False) hold a copy of the chunk's first row: harmless
+    for max and min, replaced by the identity for sum and prod.
+    """
+    tf = _tf()
+    depth = src.shape[1]
+    ident = tf.constant(identity_value(src.dtype, reduction), src.dtype)
+    mask = reduction in ("sum", "prod")
+    if depth == 1 or depth is None:
+        g = tf.gather(src, idx)  # [C, k, D]
+        if mask:
+            g = tf.where(valid[:, :, tf.newaxis], g, ident)
+        return _reducer(reduction)(g, axis=1)
+    op = {"sum": tf.add, "prod": tf.multiply, "max": tf.maximum, "min": tf.minimum}[reduction]
+
+    def unrolled(width):
+        def branch():
+            parts = [tf.gather(src, idx[:, 0])]
+            for i in range(1, width):
+                part = tf.gather(src, idx[:, i])
+                if mask:
+                    part = tf.where(valid[:, i:i + 1], part, ident)
+                parts.append(part)
+            while len(parts) > 1:
+                parts = [op(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
+            return parts[0]
+
+        return branch
+
+    static_k = idx.shape[1] if idx.shape[1] is not None else tf.get_static_value(k)
+    if static_k is not None:  # known while building the graph (constant ids): one branch
+        return unrolled(int(static_k))()
+    widths = _chunk_widths()
+    index = tf.cast(tf.argmax(tf.cast(tf.equal(tf.constant(widths, k.dtype), k), tf.int32)), tf.int32)
+    return tf.switch_case(index, [unrolled(w) for w in widths])
+
+
+def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
+    """The order-fixed reduction of x [n, D] by 1-D ids; returns [num_segments, D]."""
+    tf = _tf()
+    idt = ids.dtype
+    num_segments = tf.cast(num_segments, idt)
+    n = tf.shape(ids, out_type=idt)[0]
+    depth = x.shape[1]
+
+    if sorted_ids:
+        s = ids
+        index_map = None
+    else:
+        # All negative ids are dropped; collapse them so the sort sees one of them.
+        ids_c = tf.maximum(ids, tf.constant(-1, idt))
+        index_map = tf.cast(tf.argsort(ids_c, stable=True), idt)
+        s = tf.gather(ids_c, index_map)
+
+    checks = []
+    if validate:
+        last = tf.concat([s[-1:], tf.constant([-1], idt)], 0)[0]
+        checks.append(
+            tf.debugging.assert_less(last, num_segments, message="segment_ids must be < num_segments (out of range)")
+        )
+
+    # Segments of the sorted sequence: starts, lengths, ids (ascending).
+    is_start = tf.concat([tf.ones(tf.minimum(n, 1)[tf.newaxis], tf.bool), tf.not_equal(s[1:], s[:-1])], 0)
+    starts = tf.cast(tf.where(is_start)[:, 0], idt)
+    u = tf.size(starts, out_type=idt)
+    lens = tf.concat([starts, tf.reshape(n, [1])], 0)[1:] - starts
+    uniq = tf.gather(s, starts)
+    ords = tf.range(u, dtype=idt)
+
+    # One-row segments are final already: their value is a row of x.
+    single = tf.equal(lens, 1)
+    single_starts = tf.boolean_mask(starts, single)
+    fin_ords = [tf.boolean_mask(ords, single)]
+    fin_addr = [single_starts if index_map is None else tf.gather(index_map, single_starts)]
+    multi = tf.logical_not(single)
+    starts, lens, ords = tf.boolean_mask(starts, multi), tf.boolean_mask(lens, multi), tf.boolean_mask(ords, multi)
+
+    # Level 1 reads x through the sort permutation; later levels read the previous level's output.
+    out1, d_ords, d_rows, starts, lens, ords = _level(x, starts, lens, ords, reduction, index_map)
+    fin_ords.append(d_ords)
+    fin_addr.append(d_rows + n)
+    offset = n + tf.shape(out1, out_type=idt)[0]
+
+    def cond(src, starts, lens, ords, offset, acc, acc_ords, acc_addr):
+        return tf.size(lens) > 0
+
+    def body(src, starts, lens, ords, offset, acc, acc_ords, acc_addr):
+        out, d_ords, d_rows, starts, lens, ords = _level(src, starts, lens, ords, reduction)
+        return (
+            out, starts, lens, ords, offset + tf.shape(out, out_type=idt)[0],
+            tf.concat([acc, out], 0), tf.concat([acc_ords, d_ords], 0), tf.concat([acc_addr, d_rows + offset], 0),
+        )
+
+    empty_ids = tf.zeros([0], idt)
+    loop_vars = [out1, starts, lens, ords, offset, tf.zeros(tf.stack([0, tf.shape(x)[1]]), x.dtype), empty_ids,
+                 empty_ids]
+    vec = tf.TensorShape([None])
+    rows = tf.TensorShape([None, depth])
+    result = tf.while_loop(
+        cond, body, loop_vars,
+        shape_invariants=[rows, vec, vec, vec, tf.TensorShape([]), rows, vec, vec],
+        parallel_iterations=1,
+    )
+    acc, acc_ords, acc_addr = result[5], result[6], result[7]
+    fin_ords.append(acc_ords)
+    fin_addr.append(acc_addr)
+
+    # Every segment finished exactly once: fin_ords is a permutation of range(u).
+    addr = tf.gather(tf.concat(fin_addr, 0), tf.math.invert_permutation(tf.concat(fin_ords, 0)))
+    ident = tf.fill(tf.stack([1, tf.shape(x)[1]]), tf.constant(identity_value(x.dtype, reduction), x.dtype))
+    table = tf.concat([x, out1, acc, ident], 0)
+    missing = tf.shape(table, out_type=idt)[0] - 1
+
+    # Place: out[k] = value of segment k if present, else the identity (last row of table).
+    wanted = tf.range(num_segments, dtype=idt)
+    pos = _searchsorted(uniq, wanted, idt)
+    found = tf.equal(tf.gather(tf.concat([uniq, tf.constant([-1], idt)], 0), pos), wanted)
+    rows_out = tf.where(found, tf.gather(tf.concat([addr, tf.reshape(missing, [1])], 0), pos), missing)
+    return _with_checks(checks, tf.gather(table, rows_out))
+
+
+def _searchsorted(sorted_values, queries, idt):
+    """Left insertion points of queries into a sorted 1-D tensor (which may be empty)."""
+    tf = _tf()
+    # Append a sentinel larger than every query (queries are < num_segments <= dtype max):
+    # some versions reject an empty sorted sequence.
+    sentinel = tf.constant([idt.max], idt)
+    return tf.searchsorted(tf.concat([sorted_values, sentinel], 0), queries, side="left", out_type=idt)
+
+
+# --------------------------------------------------------------------------- public
+
+
+def segment_reduce(data, segment_ids, num_segments, reduction="sum", sorted_ids=False, method=None, validate=True,
+                   name=None):
+    """Deterministic `tf.math.unsorted_segment_<reduction>(data, segment_ids, num_segments)`.
+
+    data: a tensor of rank >= 1; segment_ids: an int32/int64 tensor whose shape
+    is a prefix of data's shape; output: [num_segments] + data.shape[rank(ids):].
+    Empty segments get the reduction's identity (as the stock unsorted ops:
+    0, 1, dtype lowest for max, dtype highest for min); negative ids are dropped;
+    ids >= num_segments raise InvalidArgumentError when `validate`.
+    sorted_ids=True promises non-decreasing ids (skips the sort).
+    method: "auto" (stock op where deterministic, see stock_is_deterministic),
+    "stock" or "order_fixed"; None means the process default (get_method()).
+    The order-fixed path emits no scatter, segment or bincount op; its gradient
+    is not defined here (the replacements define theirs).
+    """
+    tf = _tf()
+    if reduction not in REDUCTIONS:
+        raise ValueError("unknown reduction %r (expected one of: %s)" % (reduction, ", ".join(REDUCTIONS)))
+    with tf.name_scope(name or "DeterministicSegmentReduce"):
+        data = tf.convert_to_tensor(data)
+        segment_ids = tf.convert_to_tensor(segment_ids)
+        if segment_ids.dtype not in (tf.int32, tf.int64):
+            raise TypeError("segment_ids must be int32 or int64, got %s" % segment_ids.dtype.name)
+        num_segments = tf.convert_to_tensor(num_segments)
+        if resolve_method(method) == "stock":
+            return _stock_op(reduction)(data, segment_ids, num_segments)
+        return _order_fixed(data, segment_ids, num_segments, reduction, sorted_ids, validate)
+
+
+def _order_fixed(data, segment_ids, num_segments, reduction, sorted_ids, validate):
+    tf = _tf()
+    idt = segment_ids.dtype
+    ids_rank = segment_ids.shape.rank
+    data_shape = tf.shape(data, out_type=idt)
+    if ids_rank is None:
+        ids_rank_t = tf.rank(segment_ids)
+    else:
+        ids_rank_t = ids_rank
+    inner_shape = data_shape[ids_rank_t:]
+    flat_ids = tf.reshape(segment_ids, [-1])
+    n = tf.shape(flat_ids, out_type=idt)[0]
+    depth = tf.reduce_prod(inner_shape)
+    x = tf.reshape(data, tf.stack([n, depth]))
+    static_inner = None
+    if ids_rank is not None and data.shape.rank is not None:
+        static_inner = data.shape[ids_rank:]
+        depth_static = static_inner.num_elements()
+        x.set_shape([None, depth_static])
+    out = _order_fixed_2d(x, flat_ids, num_segments, reduction, sorted_ids, validate)
+    out = tf.reshape(out, tf.concat([tf.reshape(tf.cast(num_segments, idt), [1]), inner_shape], 0))
+    if static_inner is not None:
+        num_static = tf.get_static_value(num_segments)
+        out.set_shape(tf.TensorShape([None if num_static is None else int(num_static)]).concatenate(static_inner))
+    return out

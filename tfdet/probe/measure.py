@@ -1,0 +1,74 @@
+"""Turn what the workers reported for one case into result records. Pure,
+apart from `load`, the function that reads a saved output array."""
+
+from . import stats
+
+
+def variance_record(process_results, load):
+    """Variance figures for one (case, pass, mode) over its processes.
+
+    process_results: one dict per process: {"digests", "saved", "raised"} as
+    the worker answered, or {"failed": {"message", "stderr_tail"}}.
+    """
+    failed = [r["failed"] for r in process_results if "failed" in r]
+    raised = [r["raised"] for r in process_results if r.get("raised")]
+    digests = [r.get("digests", []) for r in process_results if "failed" not in r]
+    record = {"processes": len(process_results)}
+    if failed:
+        record.update(outcome="failed", error_type="WorkerFailed", error_message=failed[0]["message"],
+                      stderr_tail=failed[0].get("stderr_tail", ""))
+        return record
+    if raised:
+        record.update(outcome="raised", error_type=raised[0]["type"], error_message=raised[0]["message"],
+                      raised_in_processes=len(raised))
+        return record
+    record.update(stats.summarise_digests(digests))
+    saved = {}
+    for result in process_results:
+        saved.update(result.get("saved", {}))
+    arrays = [load(saved[d]) for d in sorted(saved)]
+    if arrays:
+        summary = stats.variance_summary(arrays)
+        summary.pop("runs", None)
+        summary.pop("distinct", None)
+        record.update(summary)
+    record["first_digest"] = digests[0][0] if digests and digests[0] else None
+    record["outcome"] = "varies" if record["distinct"] > 1 else "deterministic"
+    return record
+
+
+def cost_fields(samples, baseline_samples):
+    """Latency figures for one mode, and its ratio to baseline with an interval."""
+    if not samples:
+        return {}
+    q1, q3 = stats.iqr(samples)
+    fields = {"samples_s": list(samples), "median_s": stats.median(samples), "iqr_s": [q1, q3]}
+    if baseline_samples:
+        interval = stats.ratio_interval(baseline_samples, samples)
+        fields.update(ratio=interval["ratio"], ratio_low=interval["low"], ratio_high=interval["high"],
+                      ratio_method=interval["method"],
+                      cost_p_value=stats.mann_whitney_u(baseline_samples, samples)["p_two_sided"])
+    return fields
+
+
+def case_records(case_id, pass_name, variance_by_mode, samples_by_mode, load):
+    """Records for every mode of one (case, pass). Baseline is the reference
+    for cost ratios and for `matches_baseline` (bitwise equal results)."""
+    records = []
+    baseline_samples = samples_by_mode.get("baseline") or []
+    baseline = None
+    for mode, process_results in variance_by_mode.items():
+        record = {"record": "case", "case": case_id, "pass": pass_name, "mode": mode}
+        record.update(variance_record(process_results, load))
+        record.update(cost_fields(samples_by_mode.get(mode) or [], baseline_samples if mode != "baseline" else []))
+        if mode == "baseline":
+            baseline = record
+        records.append(record)
+    for record in records:
+        if baseline is not None and record.get("first_digest") and baseline.get("first_digest"):
+            record["matches_baseline"] = record["first_digest"] == baseline["first_digest"]
+    return records
+
+
+def skipped_record(case_id, reason):
+    return {"record": "case", "case": case_id, "pass": None, "mode": None, "outcome": "skipped", "reason": reason}

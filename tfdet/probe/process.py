@@ -1,0 +1,115 @@
+"""One worker process: start it, talk JSON lines to it, time out, restart."""
+
+import collections
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+
+
+class WorkerFailed(Exception):
+    """The worker died or stopped answering. `stderr_tail` says what it said last."""
+
+    def __init__(self, message, stderr_tail="", returncode=None):
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+        self.returncode = returncode
+
+
+def package_root():
+    """The directory holding the tfdet package, for the worker's PYTHONPATH."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class WorkerProcess(object):
+    STDERR_LINES = 40
+
+    def __init__(self, python, environ, name):
+        self.python = python
+        self.environ = dict(environ)
+        self.environ["PYTHONPATH"] = os.pathsep.join(
+            [package_root()] + [p for p in [environ.get("PYTHONPATH")] if p])
+        self.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+        self.name = name
+        self.proc = None
+
+    def start(self):
+        self.lines = queue.Queue()
+        self.stderr = collections.deque(maxlen=self.STDERR_LINES)
+        try:
+            self.proc = subprocess.Popen(
+                [self.python, "-u", "-m", "tfdet.probe.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env=self.environ, universal_newlines=True, bufsize=1)
+        except OSError as exc:
+            raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc))
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put, True), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr.append, False), daemon=True).start()
+
+    @staticmethod
+    def _pump(stream, sink, mark_end):
+        for line in stream:
+            sink(line.rstrip("\n"))
+        if mark_end:
+            sink(None)  # end of stream: the process has exited
+
+    def stderr_tail(self, lines=12):
+        return "\n".join(list(self.stderr)[-lines:])
+
+    def receive(self, timeout):
+        """The next protocol message; WorkerFailed on death or timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                raise WorkerFailed("%s did not answer within %.0f s (killed)" % (self.name, timeout),
+                                   self.stderr_tail())
+            if line is None:
+                code = self.proc.wait()
+                time.sleep(0.05)  # let the stderr pump catch the last words
+                raise WorkerFailed("%s died (%s)" % (self.name, describe_exit(code)), self.stderr_tail(), code)
+            try:
+                return json.loads(line)
+            except ValueError:
+                self.stderr.append("[stdout] " + line)
+
+    def request(self, command, timeout):
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            pass  # a dead worker: receive() reports how it died
+        return self.receive(timeout)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self):
+        if self.alive():
+            try:
+                self.request({"cmd": "exit"}, timeout=5)
+            except WorkerFailed:
+                pass
+            finally:
+                self.kill()
+
+
+def describe_exit(code):
+    if code is None:
+        return "still running"
+    if code < 0:
+        import signal
+
+        try:
+            return "killed by %s" % signal.Signals(-code).name
+        except ValueError:
+            return "killed by signal %d" % -code
+    return "exit code %d" % code

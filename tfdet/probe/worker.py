@@ -1,0 +1,157 @@
+"""The probe worker: runs probe cases inside one TensorFlow process.
+
+Started by the runner as `python -m tfdet.probe.worker` in the interpreter under
+test, possibly another virtual environment with another TF (1.14 to 2.21), so it
+uses only the standard library, numpy and TensorFlow, and Python 3.7 syntax.
+
+The mode (which determinism switches are on) is fixed for the life of the
+process: environment variables arrive in the environment, before TF is
+imported; API calls are listed in the first command. Then the worker answers
+one JSON command per line on stdin with one JSON line on its protocol stream.
+TF and user code may print to stdout, so the protocol gets a private copy of
+the original stdout and fd 1 is pointed at stderr.
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+
+
+def _protocol_stream():
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol
+
+
+class Worker(object):
+    def __init__(self, tf, np):
+        self.tf = tf
+        self.np = np
+        self.prepared = {}  # (case id, pass, size, seed) -> Prepared
+
+    # -- commands ----------------------------------------------------------
+
+    def setup(self, command):
+        """Apply the mode's API switches, pin threads and execution mode, seed."""
+        tf = self.tf
+        threads = command.get("threads") or {}
+        if hasattr(tf.config, "threading"):
+            if threads.get("intra"):
+                tf.config.threading.set_intra_op_parallelism_threads(int(threads["intra"]))
+            if threads.get("inter"):
+                tf.config.threading.set_inter_op_parallelism_threads(int(threads["inter"]))
+        for call in command.get("api_calls", []):
+            _resolve(tf, call["name"])(*call.get("args", []))
+        if command.get("patch"):
+            import tfdet
+
+            tfdet.patch(**command.get("patch_kwargs", {}))
+        self.execution = command.get("execution", "function")
+        return {"ok": True, "environment": self.environment()}
+
+    def environment(self):
+        from tfdet.probe import environment
+
+        return environment.describe(self.tf, self.np)
+
+    def variance(self, command):
+        """Run one case `repeats` times; digest every result, keep distinct ones."""
+        from tfdet.probe import stats
+
+        digests, saved = [], {}
+        for _ in range(int(command["repeats"])):
+            try:
+                output = self._prepare(command).run()
+            except Exception as exc:  # an error is a result: ops that raise under determinism
+                return {"ok": True, "raised": _describe_error(exc), "digests": digests, "saved": saved}
+            key = stats.digest(output)
+            digests.append(key)
+            if key not in saved and command.get("scratch"):
+                path = os.path.join(command["scratch"], "%s-%s.npy" % (command["tag"], key[:16]))
+                self.np.save(path, output)
+                saved[key] = path
+        return {"ok": True, "raised": None, "digests": digests, "saved": saved}
+
+    def time(self, command):
+        """Latency samples (seconds) of one case, after the variance runs warmed it up."""
+        samples = []
+        for _ in range(int(command.get("samples", 1))):
+            try:
+                prepared = self._prepare(command)
+                start = time.perf_counter()
+                prepared.run()
+            except Exception as exc:
+                return {"ok": True, "raised": _describe_error(exc), "samples": samples}
+            samples.append(time.perf_counter() - start)
+        return {"ok": True, "raised": None, "samples": samples}
+
+    def _prepare(self, command):
+        from tfdet.probe import cases
+
+        key = (command["case"], command["pass"], float(command.get("size", 1.0)), int(command.get("seed", 0)))
+        if key not in self.prepared:
+            self.prepared[key] = cases.prepare(
+                self.tf, self.np, command["case"], command["pass"], key[2], key[3], self.execution)
+        return self.prepared[key]
+
+
+def _resolve(root, dotted):
+    target = root
+    for part in dotted.split(".")[1:]:  # "tf.config.experimental.x" -> walk from the tf module
+        target = getattr(target, part)
+    return target
+
+
+def _describe_error(exc):
+    """Type and the informative line(s) of an error. TF graph errors wrap the
+    real message in 'Graph execution error:' and a Python traceback."""
+    text = str(getattr(exc, "message", None) or exc)
+    lines = [line.strip() for line in text.splitlines()]
+    useful = [
+        line for line, raw in zip(lines, text.splitlines())
+        if line and not raw[:1].isspace() and not line.startswith(("Graph execution error", "Detected at node", "[["))
+    ]
+    message = " ".join(useful[:2]) or (lines[0] if lines else "")
+    return {"type": type(exc).__name__, "message": message[:500]}
+
+
+def main():
+    protocol = _protocol_stream()
+
+    def reply(obj):
+        protocol.write(json.dumps(obj) + "\n")
+        protocol.flush()
+
+    started = time.perf_counter()
+    try:
+        import numpy as np
+        import tensorflow as tf
+
+        if not hasattr(tf, "function") or tf.__version__.startswith("1."):
+            tf.compat.v1.enable_eager_execution()
+    except Exception as exc:
+        reply({"ok": False, "fatal": True, "error": _describe_error(exc), "traceback": traceback.format_exc()})
+        return 4
+    worker = Worker(tf, np)
+    reply({"ok": True, "hello": True, "tf_version": tf.__version__, "import_seconds": time.perf_counter() - started,
+           "pid": os.getpid()})
+    handlers = {"setup": worker.setup, "variance": worker.variance, "time": worker.time}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        command = json.loads(line)
+        if command.get("cmd") == "exit":
+            reply({"ok": True, "bye": True})
+            return 0
+        try:
+            reply(handlers[command["cmd"]](command))
+        except Exception as exc:  # a bug or a bad case: report it and stay alive
+            reply({"ok": False, "error": _describe_error(exc), "traceback": traceback.format_exc()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
