@@ -301,9 +301,11 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
         index_map = None
     else:
         # All negative ids are dropped; collapse them so the sort sees one of them.
-        ids_c = tf.maximum(ids, tf.constant(-1, idt))
-        index_map = tf.cast(tf.argsort(ids_c, stable=True), idt)
-        s = tf.gather(ids_c, index_map)
+        # A stable ascending sort: top_k of the negated ids (top_k puts equal
+        # values in index order); -ids cannot overflow once ids >= -1.
+        neg_sorted, index_map = tf.math.top_k(-tf.maximum(ids, tf.constant(-1, idt)), k=tf.cast(n, tf.int32))
+        s = -neg_sorted
+        index_map = tf.cast(index_map, idt)
 
     checks = []
     if validate:
@@ -322,17 +324,21 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
 
     # One-row segments are final already: their value is a row of x.
     single = tf.equal(lens, 1)
-    single_starts = tf.boolean_mask(starts, single)
+    single_rows = tf.boolean_mask(starts, single)
+    if index_map is not None:
+        single_rows = tf.gather(index_map, single_rows)
+    x_single = tf.gather(x, single_rows)
+    n_single = tf.size(single_rows, out_type=idt)
     fin_ords = [tf.boolean_mask(ords, single)]
-    fin_addr = [single_starts if index_map is None else tf.gather(index_map, single_starts)]
+    fin_addr = [tf.range(n_single, dtype=idt)]
     multi = tf.logical_not(single)
     starts, lens, ords = tf.boolean_mask(starts, multi), tf.boolean_mask(lens, multi), tf.boolean_mask(ords, multi)
 
     # Level 1 reads x through the sort permutation; later levels read the previous level's output.
     out1, d_ords, d_rows, starts, lens, ords = _level(x, starts, lens, ords, reduction, index_map)
     fin_ords.append(d_ords)
-    fin_addr.append(d_rows + n)
-    offset = n + tf.shape(out1, out_type=idt)[0]
+    fin_addr.append(d_rows + n_single)
+    offset = n_single + tf.shape(out1, out_type=idt)[0]
 
     def cond(src, starts, lens, ords, offset, acc, acc_ords, acc_addr):
         return tf.size(lens) > 0
@@ -361,7 +367,7 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     # Every segment finished exactly once: fin_ords is a permutation of range(u).
     addr = tf.gather(tf.concat(fin_addr, 0), tf.math.invert_permutation(tf.concat(fin_ords, 0)))
     ident = tf.fill(tf.stack([1, tf.shape(x)[1]]), tf.constant(identity_value(x.dtype, reduction), x.dtype))
-    table = tf.concat([x, out1, acc, ident], 0)
+    table = tf.concat([x_single, out1, acc, ident], 0)
     missing = tf.shape(table, out_type=idt)[0] - 1
 
     # Place: out[k] = value of segment k if present, else the identity (last row of table).

@@ -43,7 +43,7 @@ class WorkerProcess(object):
                 [self.python, "-u", "-m", "tfdet.probe.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=self.environ, universal_newlines=True, bufsize=1)
         except OSError as exc:
-            raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc))
+            raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc)) from None
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put, True), daemon=True).start()
         threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr.append, False), daemon=True).start()
 
@@ -66,7 +66,7 @@ class WorkerProcess(object):
             except queue.Empty:
                 self.kill()
                 raise WorkerFailed("%s did not answer within %.0f s (killed)" % (self.name, timeout),
-                                   self.stderr_tail())
+                                   self.stderr_tail()) from None
             if line is None:
                 code = self.proc.wait()
                 time.sleep(0.05)  # let the stderr pump catch the last words

@@ -54,7 +54,7 @@ def query_tf_version(python):
         done = subprocess.run([python, "-m", "tfdet.tfinfo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=environ, universal_newlines=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ProbeError("cannot run %s: %s" % (python, exc))
+        raise ProbeError("cannot run %s: %s" % (python, exc)) from None
     version = done.stdout.strip()
     if done.returncode != 0 or not version or version == "None":
         raise ProbeError("no TensorFlow is installed for %s%s" % (

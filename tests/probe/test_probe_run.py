@@ -1,0 +1,121 @@
+"""End-to-end probe runs with real TensorFlow worker processes, on fixtures
+whose behaviour is known: a computation that sums in a random order (must be
+flagged in every mode), one that sums in a fixed order (must not be), and ones
+that crash, hang or raise (must be recorded while the others complete)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tfdet.catalog import default_catalogue
+from tfdet.probe.progress import Progress
+from tfdet.probe.results import load_results, read_results
+from tfdet.probe.runner import ProbeConfig, run_probe
+
+pytest.importorskip("tensorflow")
+
+FIXTURES = ["fixture-random-order-sum", "fixture-fixed-order-sum", "fixture-crash", "fixture-hang", "fixture-raises"]
+
+
+@pytest.fixture(scope="module")
+def fixture_run(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("probe") / "fixtures.jsonl")
+    config = ProbeConfig(default_catalogue(), out, modes=("baseline", "env"), processes=2, repeats=5, rounds=1,
+                         timeout=10, ops=FIXTURES)
+    header = run_probe(config, Progress(quiet=True))
+    return out, header
+
+
+def outcomes(path):
+    _, records = read_results(path)
+    return {(r["case"], r["mode"]): r for r in records}
+
+
+def test_random_order_sum_is_flagged_in_every_mode(fixture_run):
+    by_key = outcomes(fixture_run[0])
+    for mode in ("baseline", "env"):
+        record = by_key[("fixture-random-order-sum", mode)]
+        assert record["outcome"] == "varies"
+        assert record["runs"] == 10
+        assert record["distinct"] >= 2  # at least 2 distinct in 10 runs, never "exactly N"
+        assert record["max_ulp_diff"] >= 1 and record["max_abs_diff"] > 0
+
+
+def test_fixed_order_sum_is_not_flagged(fixture_run):
+    by_key = outcomes(fixture_run[0])
+    for mode in ("baseline", "env"):
+        record = by_key[("fixture-fixed-order-sum", mode)]
+        assert record["outcome"] == "deterministic"
+        assert record["distinct"] == 1 and record["max_ulp_diff"] == 0 and record["norm_spread"] == 0.0
+        assert record["matches_baseline"] is True
+
+
+def test_crash_and_hang_are_failures_and_the_run_goes_on(fixture_run):
+    by_key = outcomes(fixture_run[0])
+    crash = by_key[("fixture-crash", "baseline")]
+    assert crash["outcome"] == "failed" and "SIGABRT" in crash["error_message"]
+    hang = by_key[("fixture-hang", "env")]
+    assert hang["outcome"] == "failed" and "did not answer within 10 s" in hang["error_message"]
+    # cases planned after the crash and the hang still ran
+    assert by_key[("fixture-raises", "env")]["outcome"] == "raised"
+
+
+def test_raised_errors_are_results(fixture_run):
+    record = outcomes(fixture_run[0])[("fixture-raises", "baseline")]
+    assert record["outcome"] == "raised"
+    assert "no deterministic implementation" in record["error_message"]
+
+
+def test_cost_is_a_ratio_to_baseline(fixture_run):
+    record = outcomes(fixture_run[0])[("fixture-fixed-order-sum", "env")]
+    assert record["ratio_low"] <= record["ratio"] <= record["ratio_high"]
+    assert len(record["samples_s"]) == 2  # one interleaved round per process
+
+
+def test_header_records_the_environment(fixture_run):
+    header, _ = read_results(fixture_run[0])
+    assert header["schema_version"] == 1 and header["modes"] == ["baseline", "env"]
+    baseline, env = header["environment"]["baseline"], header["environment"]["env"]
+    assert baseline["tf_version"] and baseline["device"] in ("cpu", "gpu")
+    assert env["env"].get("TF_DETERMINISTIC_OPS") == "1" and "TF_DETERMINISTIC_OPS" not in baseline["env"]
+    assert header["threads"]["intra_op"] == os.cpu_count()
+
+
+def test_results_load_as_a_dataframe(fixture_run):
+    frame = load_results(fixture_run[0])
+    assert set(frame["outcome"]) >= {"varies", "deterministic", "failed", "raised"}
+    assert (frame["results_file"] == "fixtures.jsonl").all()
+
+
+def _records(path):
+    with open(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def test_interrupted_run_resumes_without_duplicates(tmp_path):
+    out = str(tmp_path / "resume.jsonl")
+    ops = "fixture-fixed-order-sum,fixture-random-order-sum,fixture-raises"
+    command = [sys.executable, "-m", "tfdet", "probe", "--ops", ops, "--modes", "baseline", "--processes", "1",
+               "--repeats", "3", "--rounds", "1", "--out", out]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # stop it as soon as one case is on disk
+        if os.path.exists(out) and any(r.get("record") == "case" for r in _records(out)):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.decode()
+    partial = _records(out)
+    assert 1 <= len(partial) - 1 < 3
+    done = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    records = [r for r in _records(out) if r["record"] == "case"]
+    keys = [(r["case"], r["pass"], r["mode"]) for r in records]
+    assert len(keys) == len(set(keys)) == 3
+    assert partial[1] in records  # what the interrupted run measured was kept, not redone
