@@ -1,0 +1,212 @@
+"""Pure parts of the probe: planning, modes, records, summary, results file,
+environment description (GPU paths through fakes)."""
+
+import json
+import types
+
+import numpy as np
+import pytest
+import yaml
+
+from tfdet.catalog import load_user_catalogue
+from tfdet.probe import cases, environment, measure
+from tfdet.probe.modes import mode_setups, process_environment
+from tfdet.probe.plan import machine_capabilities, plan_cases
+from tfdet.probe.results import ResultsError, ResultsWriter, read_results
+from tfdet.probe.summary import summarise, varied_under
+
+from catalog_fixtures import GOOD_ENTRY, document
+
+
+@pytest.fixture()
+def catalogue(tmp_path):
+    gpu_only = dict(GOOD_ENTRY, id="gpu-thing", raw_ops=["GpuThing"], apis=["tf.gpu.thing"], requires=["gpu", "cudnn"])
+    absent = dict(GOOD_ENTRY, id="absent-op", raw_ops=["AbsentOp"], apis=["tf.absent.op"])
+    absent["devices"] = {"cpu": [
+        {"versions": "<2.4", "status": "not_applicable", "sources": ["tf-release:2.4"]},
+        {"versions": ">=2.4", "status": "deterministic", "sources": ["tf-release:2.4"]}]}
+    no_case = dict(GOOD_ENTRY, id="no-case", raw_ops=["NoCase"], apis=["tf.no.case"])
+    path = tmp_path / "c.yaml"
+    data = yaml.safe_load(document(GOOD_ENTRY))
+    data["entries"] += [gpu_only, absent, no_case]
+    path.write_text(yaml.safe_dump(data))
+    return load_user_catalogue(str(path))
+
+
+SPECS = {
+    "demo-op": {"passes": ["forward", "gradient"], "min_tf": None, "fixture": False},
+    "gpu-thing": {"passes": ["forward"], "min_tf": None, "fixture": False},
+    "absent-op": {"passes": ["forward"], "min_tf": [2, 9], "fixture": False},
+    "fixture-x": {"passes": ["forward"], "min_tf": None, "fixture": True},
+}
+
+
+def test_plan_runs_what_exists_and_says_why_not(catalogue):
+    planned, skipped = plan_cases(catalogue, SPECS, "2.6", "cpu", machine_capabilities("cpu"))
+    assert [tuple(p) for p in planned] == [("demo-op", "forward"), ("demo-op", "gradient")]
+    reasons = dict(skipped)
+    assert "needs a GPU" in reasons["gpu-thing"] and "cpu only" in reasons["gpu-thing"]
+    assert "needs TF 2.9" in reasons["absent-op"]
+    assert reasons["no-case"] == "no probe case for this entry yet"
+
+
+def test_plan_not_applicable_and_gpu_machine(catalogue):
+    planned, skipped = plan_cases(catalogue, SPECS, "2.3", "gpu", machine_capabilities("gpu", 1))
+    assert ("gpu-thing", "forward") in [tuple(p) for p in planned]
+    _, skipped = plan_cases(catalogue, SPECS, "2.3", "cpu", machine_capabilities("cpu"))
+    assert "not_applicable" in dict(skipped)["absent-op"]
+
+
+def test_plan_only_and_fixtures(catalogue):
+    planned, skipped = plan_cases(catalogue, SPECS, "2.6", "cpu", set(), only=["demo-op", "fixture-x"])
+    assert [p.case_id for p in planned] == ["demo-op", "demo-op", "fixture-x"] and skipped == []
+    with pytest.raises(ValueError, match="unknown probe case or catalogue id: nope"):
+        plan_cases(catalogue, SPECS, "2.6", "cpu", set(), only=["nope"])
+
+
+def test_modes_follow_the_catalogue_switches(catalogue):
+    setups = mode_setups(catalogue, "2.6", patch_available=False)
+    assert setups["env"].env == {"TF_DETERMINISTIC_OPS": "1", "TF_CUDNN_DETERMINISTIC": "1"}
+    assert not setups["api"].available and "2.8" in setups["api"].reason
+    assert not setups["patched"].available
+    setups = mode_setups(catalogue, "1.15", patch_available=True)
+    assert setups["env"].env == {"TF_CUDNN_DETERMINISTIC": "1"} and setups["patched"].available
+    setups = mode_setups(catalogue, "2.21", patch_available=False)
+    assert setups["api"].api_calls == [{"name": "tf.config.experimental.enable_op_determinism"}]
+
+
+def test_process_environment_clears_inherited_switches(catalogue):
+    setups = mode_setups(catalogue, "2.21", patch_available=False)
+    base = {"PATH": "/bin", "TF_DETERMINISTIC_OPS": "1", "TF_CUDNN_USE_AUTOTUNE": "0"}
+    assert process_environment(base, setups["baseline"]) == {"PATH": "/bin"}
+    env = process_environment(base, setups["env"], {"TF_ENABLE_ONEDNN_OPTS": "0"})
+    assert env["TF_DETERMINISTIC_OPS"] == "1" and env["TF_ENABLE_ONEDNN_OPTS"] == "0"
+
+
+def _arrays(tmp_path, *arrays):
+    saved = {}
+    for i, array in enumerate(arrays):
+        path = str(tmp_path / ("a%d.npy" % i))
+        np.save(path, array)
+        saved["d%d" % i] = path
+    return saved
+
+
+def test_case_records_varies_raised_failed_and_cost(tmp_path):
+    a = np.array([1.0, 2.0], np.float32)
+    b = np.array([1.0, np.nextafter(np.float32(2.0), np.float32(3.0))], np.float32)
+    saved = _arrays(tmp_path, a, b)
+    variance = {
+        "baseline": [{"digests": ["d0", "d0"], "saved": {"d0": saved["d0"]}, "raised": None},
+                     {"digests": ["d1", "d0"], "saved": {"d1": saved["d1"]}, "raised": None}],
+        "env": [{"digests": [], "saved": {}, "raised": {"type": "UnimplementedError", "message": "no"}}],
+        "api": [{"failed": {"message": "api#0 died (killed by SIGABRT)", "stderr_tail": "boom"}}],
+    }
+    samples = {"baseline": [1.0, 1.0, 1.0], "env": [], "api": []}
+    records = {r["mode"]: r for r in measure.case_records("c", "forward", variance, samples, np.load)}
+    assert records["baseline"]["outcome"] == "varies" and records["baseline"]["distinct"] == 2
+    assert records["baseline"]["max_ulp_diff"] == 1 and records["baseline"]["frac_elements_differ"] == 0.5
+    assert records["baseline"]["distinct_across_processes"] == 2
+    assert records["env"]["outcome"] == "raised" and records["env"]["error_type"] == "UnimplementedError"
+    assert records["api"]["outcome"] == "failed" and records["api"]["stderr_tail"] == "boom"
+    cost = measure.cost_fields([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
+    assert cost["ratio"] == 2.0 and cost["ratio_low"] == 2.0 and cost["median_s"] == 2.0
+
+
+def test_summary_names_what_varied_raised_and_failed(tmp_path):
+    header = {"modes": ["baseline", "env"], "processes": 2, "repeats": 5, "environment": {
+        "baseline": {"tf_version": "2.21.0", "device": "cpu", "cpu_model": "X", "cpu_count": 2}},
+        "planned": [["a", "forward"], ["b", "forward"], ["c", "forward"]], "unavailable_modes": {"api": "too old"}}
+    records = [
+        {"case": "a", "pass": "forward", "mode": "baseline", "outcome": "varies", "distinct": 3, "runs": 10},
+        {"case": "a", "pass": "forward", "mode": "env", "outcome": "deterministic", "distinct": 1, "runs": 10,
+         "ratio": 1.5, "ratio_low": 1.4, "ratio_high": 1.6},
+        {"case": "b", "pass": "forward", "mode": "env", "outcome": "raised", "error_type": "E", "error_message": "<m>"},
+        {"case": "x", "pass": None, "mode": None, "outcome": "skipped", "reason": "needs a GPU; cpu only"},
+    ]
+    text = summarise(header, records, path="r.jsonl")
+    assert "a" in text and "3/10 VARIES" in text and "1/10" in text
+    assert "E: <m>" in text and "1.50 [1.40-1.60]" in text
+    assert "mode api not run: too old" in text and "Skipped 1 catalogue entries: needs a GPU (1)" in text
+    assert "Not measured yet (interrupted run): 1" in text
+    assert varied_under(records, "baseline") == [("a", "forward")] and varied_under(records, "env") == []
+
+
+def test_results_file_rejects_what_is_not_one(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("hello\n")
+    with pytest.raises(ResultsError, match="not a tfdet results file"):
+        read_results(str(path))
+    path.write_text(json.dumps({"record": "header", "schema_version": 99}) + "\n")
+    with pytest.raises(ResultsError, match="schema version 99"):
+        read_results(str(path))
+    with pytest.raises(ResultsError, match="cannot read"):
+        read_results(str(tmp_path / "missing.jsonl"))
+
+
+def test_writer_keeps_records_and_drops_a_torn_last_line(tmp_path):
+    path = str(tmp_path / "r.jsonl")
+    header = {"record": "header", "schema_version": 1, "modes": ["baseline"],
+              "environment": {"baseline": {"tf_version": "2.21.0", "python": "3.11"}}}
+    writer = ResultsWriter(path, header)
+    writer.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "varies"}])
+    writer.close()
+    with open(path, "a") as handle:
+        handle.write('{"record": "case", "case": "b", "pa')  # killed mid-write
+    assert [r["case"] for r in read_results(path)[1]] == ["a"]
+    writer = ResultsWriter(path, header, resume=True)
+    assert writer.done == {("a", "forward", "baseline")}
+    writer.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "x"},
+                       {"record": "case", "case": "b", "pass": "forward", "mode": "baseline", "outcome": "x"}])
+    writer.close()
+    assert [r["case"] for r in read_results(path)[1]] == ["a", "b"]
+    other = dict(header, environment={"baseline": {"tf_version": "1.15.0", "python": "3.7"}})
+    with pytest.raises(ResultsError, match="cannot resume"):
+        ResultsWriter(path, other, resume=True)
+
+
+class _FakeDevice(object):
+    name = "/physical_device:GPU:0"
+
+
+def _fake_tf(gpus):
+    experimental = types.SimpleNamespace(
+        list_physical_devices=lambda kind: gpus,
+        get_device_details=lambda device: {"device_name": "NVIDIA A100-SXM4-40GB", "compute_capability": (8, 0)})
+    threading = types.SimpleNamespace(get_intra_op_parallelism_threads=lambda: 4,
+                                      get_inter_op_parallelism_threads=lambda: 2)
+    return types.SimpleNamespace(
+        __version__="2.9.1", version=types.SimpleNamespace(GIT_VERSION="v2.9.1"),
+        config=types.SimpleNamespace(experimental=experimental, threading=threading,
+                                     list_physical_devices=lambda kind: gpus),
+        test=types.SimpleNamespace(is_built_with_cuda=lambda: bool(gpus)),
+        sysconfig=types.SimpleNamespace(get_build_info=lambda: {"cuda_version": "11.2", "cudnn_version": "8"}))
+
+
+def test_environment_on_a_gpu_machine_through_a_fake_tf(tmp_path):
+    described = environment.describe(_fake_tf([_FakeDevice()]), np, environ={
+        "TF_DETERMINISTIC_OPS": "1", "TF_CUDNN_USE_AUTOTUNE": "0", "HOME": "/root", "XLA_FLAGS": "--x"})
+    assert described["device"] == "gpu"
+    assert described["gpus"] == [{"device": "/physical_device:GPU:0", "name": "NVIDIA A100-SXM4-40GB",
+                                  "compute_capability": "8.0"}]
+    assert described["build"] == {"cuda_build": True, "cuda_version": "11.2", "cudnn_version": "8"}
+    assert described["env"] == {"TF_CUDNN_USE_AUTOTUNE": "0", "TF_DETERMINISTIC_OPS": "1", "XLA_FLAGS": "--x"}
+    assert described["threads"] == {"intra_op": 4, "inter_op": 2}
+
+
+def test_environment_on_a_cpu_machine_through_a_fake_tf():
+    described = environment.describe(_fake_tf([]), np, environ={})
+    assert described["device"] == "cpu" and described["gpus"] == [] and described["nvidia_driver"] is None
+
+
+def test_nvidia_driver_parsing(tmp_path):
+    path = tmp_path / "version"
+    path.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n")
+    assert environment.nvidia_driver(str(path)) == "535.104.05"
+    assert environment.nvidia_driver(str(tmp_path / "none")) is None
+
+
+def test_case_registry_has_fixtures_and_no_tf_import():
+    described = cases.describe_cases()
+    assert described["fixture-crash"]["fixture"] is True
+    assert all(spec["passes"] for spec in described.values())
