@@ -1,0 +1,38 @@
+"""The probe worker in other interpreters and TF versions (tox -e multiversion).
+
+Needs the virtual environments that tests/multiversion/make_venvs.py builds, in
+$TFDET_VENVS (default ~/.cache/tfdet/venvs)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+VENVS = os.environ.get("TFDET_VENVS", os.path.expanduser("~/.cache/tfdet/venvs"))
+NAMES = ["tf1.15-py3.7", "tf2.4-py3.7", "tf2.6-py3.9", "tf2.10-py3.10", "tf2.21-py3.13"]
+
+
+@pytest.mark.multiversion
+@pytest.mark.parametrize("name", NAMES)
+def test_probe_runs_in_another_tf(name, tmp_path):
+    python = os.path.join(VENVS, name, "bin", "python")
+    if not os.path.exists(python):
+        pytest.fail("missing %s: run python tests/multiversion/make_venvs.py --dir %s" % (python, VENVS))
+    out = str(tmp_path / "r.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-m", "tfdet", "probe", "--python", python, "--ops",
+         "segment-sum,fixture-random-order-sum,fixture-fixed-order-sum", "--processes", "2", "--repeats", "3",
+         "--rounds", "1", "--out", out, "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with open(out) as handle:
+        records = [json.loads(line) for line in handle]
+    header, cases = records[0], records[1:]
+    expected_tf = name.split("-")[0][2:]
+    assert header["environment"]["baseline"]["tf_version"].startswith(expected_tf)
+    outcomes = {(r["case"], r["mode"]): r["outcome"] for r in cases}
+    assert outcomes[("fixture-random-order-sum", "baseline")] == "varies"
+    assert outcomes[("fixture-fixed-order-sum", "baseline")] == "deterministic"
+    if expected_tf in ("1.15",):
+        assert "api" in header["unavailable_modes"] and "env" in header["modes"]
