@@ -170,3 +170,4 @@ def _raises(tf, np, rng, size):
 
 # Catalogue cases live in cases_*.py modules, imported for their registrations.
 from . import cases_ops  # noqa: E402,F401
+from . import cases_runtime  # noqa: E402,F401

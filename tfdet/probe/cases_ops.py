@@ -39,7 +39,7 @@ for _id, _op, _sorted, _positive in [
     ("unsorted-segment-sqrt-n", "unsorted_segment_sqrt_n", False, False),
     ("unsorted-segment-prod", "unsorted_segment_prod", False, True),
 ]:
-    case(_id)(_segment_case(_op, _sorted, _positive))
+    case(_id, passes=("forward",))(_segment_case(_op, _sorted, _positive))
 
 
 @case("gather-backprop", passes=("gradient",))
@@ -50,7 +50,7 @@ def _gather(tf, np, rng, size):
     return Built([params, ids], lambda p, i: tf.gather(p, i), differentiable=[0])
 
 
-@case("indexed-slices-to-dense", passes=("forward",))
+@case("convert-to-tensor-indexed-slices", passes=("forward",))
 def _indexed_slices(tf, np, rng, size):
     rows = elements(size, 2e4)
     values = varied(np, rng, (rows, 32))
@@ -83,20 +83,20 @@ def _conv(rank):
     return build
 
 
-case("conv1d-backprop")(_conv(1))
-case("conv2d-backprop")(_conv(2))
-case("conv3d-backprop")(_conv(3))
+case("conv1d-backprop", passes=("gradient",))(_conv(1))
+case("conv2d-backprop", passes=("gradient",))(_conv(2))
+case("conv3d-backprop", passes=("gradient",))(_conv(3))
 
 
-@case("depthwise-conv2d-backprop-filter")
+@case("depthwise-conv-backprop-filter", passes=("gradient",))
 def _depthwise(tf, np, rng, size):
     batch = elements(size, 16)
     x = varied(np, rng, (batch, 64, 64, 8))
     f = varied(np, rng, (3, 3, 8, 2))
-    return Built([x, f], lambda x, f: tf.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "SAME"), differentiable=[0, 1])
+    return Built([x, f], lambda x, f: tf.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "SAME"), differentiable=[1])
 
 
-@case("max-pool-backprop")
+@case("max-pool-backprop", passes=("gradient",))
 def _max_pool(tf, np, rng, size):
     batch = elements(size, 32)
     x = varied(np, rng, (batch, 64, 64, 8))
@@ -117,20 +117,25 @@ def _resize(method):
     return build
 
 
-case("resize-nearest-backprop")(_resize("nearest"))
-case("resize-bilinear-backprop")(_resize("bilinear"))
+case("resize-nearest-backprop", passes=("gradient",))(_resize("nearest"))
+case("resize-bilinear-backprop", passes=("gradient",))(_resize("bilinear"))
 
 
-@case("crop-and-resize-backprop")
-def _crop_and_resize(tf, np, rng, size):
-    batch = 4
-    boxes_n = elements(size, 2000)
-    images = varied(np, rng, (batch, 64, 64, 4))
-    corners = rng.uniform(0, 1, (boxes_n, 2, 2))
-    boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
-    box_ind = rng.randint(0, batch, boxes_n).astype(np.int32)
-    return Built([images, boxes, box_ind],
-                 lambda im, bx, bi: tf.image.crop_and_resize(im, bx, bi, [8, 8]), differentiable=[0, 1])
+def _crop_and_resize(differentiable):
+    def build(tf, np, rng, size):
+        batch = 4
+        boxes_n = elements(size, 2000)
+        images = varied(np, rng, (batch, 64, 64, 4))
+        corners = rng.uniform(0, 1, (boxes_n, 2, 2))
+        boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
+        box_ind = rng.randint(0, batch, boxes_n).astype(np.int32)
+        return Built([images, boxes, box_ind],
+                     lambda im, bx, bi: tf.image.crop_and_resize(im, bx, bi, [8, 8]), differentiable=differentiable)
+    return build
+
+
+case("crop-and-resize-backprop-image", passes=("gradient",))(_crop_and_resize([0]))  # CropAndResizeGradImage
+case("crop-and-resize-backprop-boxes", passes=("gradient",))(_crop_and_resize([1]))  # CropAndResizeGradBoxes
 
 
 @case("adjust-contrast", passes=("forward",))
@@ -177,15 +182,15 @@ def _scatter(op_name):
     return build
 
 
-case("scatter-nd")(_scatter("scatter_nd"))
-case("tensor-scatter-nd-add")(_scatter("tensor_scatter_nd_add"))
-case("tensor-scatter-nd-sub")(_scatter("tensor_scatter_nd_sub"))
-case("tensor-scatter-nd-update")(_scatter("tensor_scatter_nd_update"))
+case("scatter-nd", passes=("forward",))(_scatter("scatter_nd"))
+case("tensor-scatter-nd-add", passes=("forward",))(_scatter("tensor_scatter_nd_add"))
+case("tensor-scatter-nd-sub", passes=("forward",))(_scatter("tensor_scatter_nd_sub"))
+case("tensor-scatter-nd-update", passes=("forward",))(_scatter("tensor_scatter_nd_update"))
 
 
 # -- losses --------------------------------------------------------------------
 
-@case("softmax-cross-entropy")
+@case("softmax-xent")
 def _softmax_xent(tf, np, rng, size):
     batch = elements(size, 2000)
     logits = varied(np, rng, (batch, 100))
@@ -194,7 +199,7 @@ def _softmax_xent(tf, np, rng, size):
                  differentiable=[1])
 
 
-@case("sparse-softmax-cross-entropy")
+@case("sparse-softmax-xent")
 def _sparse_softmax_xent(tf, np, rng, size):
     batch = elements(size, 2000)
     logits = varied(np, rng, (batch, 100))
@@ -203,29 +208,412 @@ def _sparse_softmax_xent(tf, np, rng, size):
                  differentiable=[1])
 
 
-# -- reductions and dense math -------------------------------------------------
+# -- numerics ------------------------------------------------------------------
 
-@case("reduce-sum")
-def _reduce_sum(tf, np, rng, size):
-    x = varied(np, rng, (elements(size, 1e6),))
-    return Built([x], lambda x: tf.reduce_sum(x), differentiable=[0])
-
-
-@case("reduce-mean")
-def _reduce_mean(tf, np, rng, size):
+@case("reduce-sum-mean-gpu", passes=("forward",))
+def _reduce_sum_mean(tf, np, rng, size):
     x = varied(np, rng, (elements(size, 1e3), 1000))
-    return Built([x], lambda x: tf.reduce_mean(x, axis=0), differentiable=[0])
+    return Built([x], lambda x: tf.concat([tf.reshape(tf.reduce_sum(x), [1]), tf.reduce_mean(x, axis=0)], 0))
 
 
-@case("argmax-ties", passes=("forward",))
-def _argmax(tf, np, rng, size):
-    x = rng.randint(0, 3, (elements(size, 1e3), 1000)).astype(np.float32)  # many ties
-    return Built([x], lambda x: tf.argmax(x, axis=1))
+def _arg_ties(op_name):
+    def build(tf, np, rng, size):
+        x = rng.randint(0, 3, (elements(size, 1e3), 1000)).astype(np.float32)  # many ties
+        op = getattr(tf.math, op_name)
+        return Built([x], lambda x: op(x, axis=1))
+    return build
 
 
-@case("matmul")
-def _matmul(tf, np, rng, size):
-    n = elements(size, 512)
-    a = varied(np, rng, (n, 512))
-    b = varied(np, rng, (512, 512))
-    return Built([a, b], lambda a, b: tf.matmul(a, b), differentiable=[0, 1])
+case("argmax-ties", passes=("forward",))(_arg_ties("argmax"))
+case("argmin-ties", passes=("forward",))(_arg_ties("argmin"))
+
+
+@case("onednn-cpu-numerics")
+def _onednn(tf, np, rng, size):
+    """matmul and conv2d, the kernels oneDNN replaces (TF_ENABLE_ONEDNN_OPTS)."""
+    n = elements(size, 256)
+    a = varied(np, rng, (n, 256))
+    b = varied(np, rng, (256, 256))
+    x = varied(np, rng, (max(1, n // 64), 32, 32, 8))
+    f = varied(np, rng, (3, 3, 8, 16))
+
+    def fn(a, b, x, f):
+        y = tf.reshape(tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME"), [-1])
+        return tf.concat([tf.reshape(tf.linalg.matmul(a, b), [-1]), y], 0)
+    return Built([a, b, x, f], fn, differentiable=[0, 1, 2, 3])
+
+
+# -- more convolution and pooling ----------------------------------------------
+
+@case("conv2d-transpose")
+def _conv2d_transpose(tf, np, rng, size):
+    batch = elements(size, 8)
+    x = varied(np, rng, (batch, 32, 32, 16))
+    f = varied(np, rng, (3, 3, 8, 16))  # [h, w, out, in]
+    out = [batch, 64, 64, 8]
+    return Built([x, f], lambda x, f: tf.nn.conv2d_transpose(x, f, out, [1, 2, 2, 1], "SAME"), differentiable=[0, 1])
+
+
+@case("conv3d-transpose")
+def _conv3d_transpose(tf, np, rng, size):
+    batch = elements(size, 4)
+    x = varied(np, rng, (batch, 8, 8, 8, 16))
+    f = varied(np, rng, (3, 3, 3, 8, 16))
+    out = [batch, 16, 16, 16, 8]
+    return Built([x, f], lambda x, f: tf.nn.conv3d_transpose(x, f, out, [1, 2, 2, 2, 1], "SAME"),
+                 differentiable=[0, 1])
+
+
+@case("max-pool3d-backprop", passes=("gradient",))
+def _max_pool3d(tf, np, rng, size):
+    batch = elements(size, 8)
+    x = varied(np, rng, (batch, 16, 16, 16, 8))
+    return Built([x], lambda x: tf.nn.max_pool3d(x, [1, 3, 3, 3, 1], [1, 2, 2, 2, 1], "SAME"), differentiable=[0])
+
+
+@case("max-pool-with-argmax-backprop", passes=("gradient",))
+def _max_pool_argmax(tf, np, rng, size):
+    batch = elements(size, 32)
+    x = varied(np, rng, (batch, 64, 64, 8))
+    # 3x3 windows with stride 2 overlap: the gradient (MaxPoolGradWithArgmax) adds into shared inputs.
+    return Built([x], lambda x: tf.nn.max_pool_with_argmax(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME")[0],
+                 differentiable=[0])
+
+
+def _dilation(differentiable):
+    def build(tf, np, rng, size):
+        batch = elements(size, 16)
+        x = varied(np, rng, (batch, 32, 32, 8))
+        f = varied(np, rng, (3, 3, 8))
+        return Built([x, f], lambda x, f: tf.compat.v1.nn.dilation2d(
+            x, filter=f, strides=[1, 1, 1, 1], rates=[1, 1, 1, 1], padding="SAME"), differentiable=differentiable)
+    return build
+
+
+case("dilation2d-backprop-input", passes=("gradient",))(_dilation([0]))  # Dilation2DBackpropInput
+case("dilation2d-backprop-filter", passes=("gradient",))(_dilation([1]))  # Dilation2DBackpropFilter
+
+
+@case("fused-batch-norm-inference-backprop", passes=("gradient",))
+def _fused_batch_norm(tf, np, rng, size):
+    batch = elements(size, 32)
+    x = varied(np, rng, (batch, 32, 32, 16))
+    scale = rng.uniform(0.5, 2, 16).astype(np.float32)
+    offset = varied(np, rng, (16,))
+    mean = varied(np, rng, (16,))
+    variance = rng.uniform(0.5, 2, 16).astype(np.float32)
+
+    def fn(x, scale, offset, mean, variance):
+        # Inference mode: running statistics frozen, offset (and scale, input) still differentiated.
+        return tf.compat.v1.nn.fused_batch_norm(x, scale, offset, mean=mean, variance=variance, is_training=False)[0]
+    return Built([x, scale, offset, mean, variance], fn, differentiable=[0, 1, 2])
+
+
+# -- more losses -----------------------------------------------------------------
+
+@case("softmax-xent-raw-op")
+def _softmax_xent_raw(tf, np, rng, size):
+    batch = elements(size, 2000)
+    logits = varied(np, rng, (batch, 100))
+    labels = rng.dirichlet(np.ones(100), batch).astype(np.float32)
+    return Built([labels, logits],
+                 lambda y, z: tf.raw_ops.SoftmaxCrossEntropyWithLogits(features=z, labels=y)[0], differentiable=[1])
+
+
+@case("sparse-softmax-xent-raw-op")
+def _sparse_softmax_xent_raw(tf, np, rng, size):
+    batch = elements(size, 2000)
+    logits = varied(np, rng, (batch, 100))
+    labels = rng.randint(0, 100, batch).astype(np.int32)
+    return Built([labels, logits],
+                 lambda y, z: tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=z, labels=y)[0],
+                 differentiable=[1])
+
+
+@case("ctc-loss-backprop", passes=("gradient",))
+def _ctc_loss(tf, np, rng, size):
+    batch, steps, classes, label_len = elements(size, 32), 50, 30, 10
+    logits = (3.0 * rng.standard_normal((steps, batch, classes))).astype(np.float32)  # time major
+    labels = rng.randint(1, classes, (batch, label_len)).astype(np.int32)  # blank is class 0
+    label_length = np.full((batch,), label_len, np.int32)
+    logit_length = np.full((batch,), steps, np.int32)
+
+    def fn(logits, labels, label_length, logit_length):
+        return tf.compat.v1.nn.ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=True,
+                                           blank_index=0)
+    return Built([logits, labels, label_length, logit_length], fn, differentiable=[0])
+
+
+# -- random numbers ----------------------------------------------------------------
+# These take a dummy input (the contract runs fn on tensors) and draw fresh numbers
+# each call. Under op determinism (2.7+) the unseeded APIs raise: that is the result.
+
+def _dummy(np):
+    return np.zeros((1,), np.float32)
+
+
+@case("unseeded-random-ops", passes=("forward",))
+def _unseeded_random(tf, np, rng, size):
+    n = elements(size, 1e5)
+
+    def fn(_):
+        parts = [tf.random.normal([n]), tf.random.uniform([n]), tf.random.truncated_normal([n]),
+                 tf.random.shuffle(tf.range(n, dtype=tf.float32)),
+                 tf.nn.dropout(tf.ones([n]), rate=0.5)]
+        return tf.concat(parts, 0)
+    return Built([_dummy(np)], fn)
+
+
+@case("unseeded-random-raw-ops", passes=("forward",))
+def _unseeded_random_raw(tf, np, rng, size):
+    n = elements(size, 1e5)
+
+    def fn(_):
+        shape = tf.constant([n])
+        parts = [tf.raw_ops.RandomStandardNormal(shape=shape, dtype=tf.float32),
+                 tf.raw_ops.RandomUniform(shape=shape, dtype=tf.float32),
+                 tf.cast(tf.raw_ops.RandomUniformInt(shape=shape, minval=0, maxval=1000), tf.float32)]
+        return tf.concat(parts, 0)
+    return Built([_dummy(np)], fn)
+
+
+@case("random-generator-non-deterministic-state", passes=("forward",), min_tf=(2, 3))
+def _generator_nondeterministic(tf, np, rng, size):
+    n = elements(size, 1e5)
+
+    def draw(_):  # a fresh generator each call, as a program starting up would make
+        return tf.random.Generator.from_non_deterministic_state().normal([n])
+    return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
+
+
+@case("random-global-generator-unset", passes=("forward",), min_tf=(2, 3))
+def _global_generator(tf, np, rng, size):
+    n = elements(size, 1e5)
+
+    def draw(_):  # set_global_generator is never called: the first call creates it unseeded
+        return tf.random.get_global_generator().normal([n])
+    return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
+
+
+@case("non-deterministic-ints", passes=("forward",), min_tf=(2, 3))
+def _non_deterministic_ints(tf, np, rng, size):
+    n = elements(size, 1e5)
+    return Built([_dummy(np)], lambda _: tf.raw_ops.NonDeterministicInts(shape=tf.constant([n]), dtype=tf.int64))
+
+
+def _box_inputs(np, rng):
+    corners = rng.uniform(0, 1, (1, 8, 2, 2))
+    boxes = np.concatenate([corners.min(axis=2), corners.max(axis=2)], axis=2).astype(np.float32)
+    return np.array([480, 640, 3], np.int32), boxes
+
+
+@case("sample-distorted-bounding-box", passes=("forward",), min_tf=(2, 0))
+def _sample_box(tf, np, rng, size):
+    image_size, boxes = _box_inputs(np, rng)
+
+    def fn(s, b):  # seed=0, the default: a fresh seed for each op
+        return tf.concat([tf.image.sample_distorted_bounding_box(s, b, seed=0, min_object_covered=0.1)[2]
+                          for _ in range(16)], 0)
+    return Built([image_size, boxes], fn)
+
+
+@case("sample-distorted-bounding-box-v1", passes=("forward",))
+def _sample_box_v1(tf, np, rng, size):
+    image_size, boxes = _box_inputs(np, rng)
+
+    def fn(s, b):
+        return tf.concat([tf.compat.v1.image.sample_distorted_bounding_box(
+            s, b, seed=0, seed2=0, min_object_covered=0.1)[2] for _ in range(16)], 0)
+    return Built([image_size, boxes], fn)
+
+
+@case("fractional-max-pool", passes=("forward",), min_tf=(2, 0))
+def _fractional_max_pool(tf, np, rng, size):
+    x = varied(np, rng, (elements(size, 16), 64, 64, 8))
+    return Built([x], lambda x: tf.nn.fractional_max_pool(x, [1.0, 1.44, 1.73, 1.0], seed=0)[0])
+
+
+@case("fractional-max-pool-v1", passes=("forward",))
+def _fractional_max_pool_v1(tf, np, rng, size):
+    x = varied(np, rng, (elements(size, 16), 64, 64, 8))
+    return Built([x], lambda x: tf.compat.v1.nn.fractional_max_pool(
+        x, [1.0, 1.44, 1.73, 1.0], deterministic=False, seed=0, seed2=0)[0])
+
+
+@case("stateless-random-image-ops", passes=("forward",), min_tf=(2, 4))
+def _stateless_image(tf, np, rng, size):
+    images = rng.uniform(0, 1, (elements(size, 8), 64, 64, 3)).astype(np.float32)
+
+    def fn(x):
+        seed = tf.constant([1, 2], tf.int32)
+        parts = [tf.image.stateless_random_brightness(x, 0.2, seed),
+                 tf.image.stateless_random_contrast(x, 0.5, 1.5, seed),
+                 tf.image.stateless_random_flip_left_right(x, seed),
+                 tf.image.stateless_random_saturation(x, 0.5, 1.5, seed),
+                 tf.image.stateless_random_hue(x, 0.2, seed),
+                 tf.image.stateless_random_crop(x, [tf.shape(x)[0], 48, 48, 3], seed)]
+        box = tf.image.stateless_sample_distorted_bounding_box(
+            [64, 64, 3], tf.constant([[[0.1, 0.1, 0.9, 0.9]]]), seed, min_object_covered=0.1)[2]
+        return tf.concat([tf.reshape(p, [-1]) for p in parts + [box]], 0)
+    return Built([images], fn)
+
+
+@case("keras-unseeded-rng", passes=("forward",), min_tf=(2, 0))
+def _keras_unseeded(tf, np, rng, size):
+    n = elements(size, 256)
+
+    def draw(_):  # fresh, unseeded initializers and a Dropout layer each call, as a new model would get
+        inits = [tf.keras.initializers.GlorotUniform(), tf.keras.initializers.GlorotNormal(),
+                 tf.keras.initializers.RandomNormal(), tf.keras.initializers.TruncatedNormal()]
+        parts = [tf.reshape(tf.cast(init((n, 256)), tf.float32), [-1]) for init in inits]
+        parts.append(tf.reshape(tf.cast(tf.keras.layers.Dropout(0.5)(tf.ones((n, 256)), training=True),
+                                        tf.float32), [-1]))
+        return tf.concat(parts, 0)
+    return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
+
+
+# -- sparse and variable updates ---------------------------------------------------
+
+@case("sparse-segment-reductions", passes=("forward",))
+def _sparse_segment(tf, np, rng, size):
+    n = elements(size, 2e5)
+    rows = max(1, n // 10)
+    data = varied(np, rng, (rows, 8))
+    indices = rng.randint(0, rows, n).astype(np.int32)
+    segment_ids = np.sort(rng.randint(0, max(1, n // 100), n)).astype(np.int32)
+
+    def fn(d, i, s):
+        parts = [tf.sparse.segment_sum(d, i, s), tf.sparse.segment_mean(d, i, s), tf.sparse.segment_sqrt_n(d, i, s)]
+        return tf.concat([tf.reshape(p, [-1]) for p in parts], 0)
+    return Built([data, indices, segment_ids], fn)
+
+
+@case("gather-nd-backprop", passes=("gradient",))
+def _gather_nd(tf, np, rng, size):
+    rows = elements(size, 2e4)
+    params = varied(np, rng, (rows, 32))
+    ids = rng.randint(0, rows // 10, size=(rows, 1)).astype(np.int32)  # many repeats
+    return Built([params, ids], lambda p, i: tf.gather_nd(p, i), differentiable=[0])
+
+
+def _variable_scatter_inputs(np, rng, size):
+    n = elements(size, 2e5)
+    rows = max(1, n // 50)
+    indices = rng.randint(0, rows, n).astype(np.int32)  # duplicates on purpose
+    return rows, indices, varied(np, rng, (n, 8)), varied(np, rng, (rows, 8))
+
+
+@case("scatter-nd-update-variable", passes=("forward",))
+def _scatter_nd_update_variable(tf, np, rng, size):
+    rows, indices, updates, base = _variable_scatter_inputs(np, rng, size)
+    var = tf.Variable(np.zeros_like(base))
+
+    def fn(b, i, u):  # duplicate indices: which update lands last decides the value
+        var.assign(b)
+        var.scatter_nd_update(tf.expand_dims(i, 1), u)
+        return var.read_value()
+    return Built([base, indices, updates], fn)
+
+
+@case("resource-variable-scatter", passes=("forward",))
+def _resource_variable_scatter(tf, np, rng, size):
+    rows, indices, updates, base = _variable_scatter_inputs(np, rng, size)
+    factors = (1.0 + 0.01 * rng.standard_normal(updates.shape)).astype(np.float32)
+    added = tf.Variable(np.zeros_like(base))
+    multiplied = tf.Variable(np.zeros_like(base))
+
+    def fn(b, i, u, m):
+        added.assign(b)
+        added.scatter_add(tf.IndexedSlices(u, i))
+        added.scatter_sub(tf.IndexedSlices(u[::-1], i))
+        multiplied.assign(b)
+        multiplied.scatter_mul(tf.IndexedSlices(m, i))
+        return tf.concat([added.read_value(), multiplied.read_value()], 0)
+    return Built([base, indices, updates, factors], fn)
+
+
+@case("ref-variable-scatter", passes=("forward",))
+def _ref_variable_scatter(tf, np, rng, size):
+    """tf.compat.v1.scatter_* on a RefVariable in a TF1 graph, run through a Session."""
+    rows, indices, updates, base = _variable_scatter_inputs(np, rng, size)
+    graph = tf.Graph()
+    with graph.as_default():
+        var = tf.compat.v1.Variable(base, use_resource=False)
+        i_in = tf.compat.v1.placeholder(tf.int32, indices.shape)
+        u_in = tf.compat.v1.placeholder(tf.float32, updates.shape)
+        add = tf.compat.v1.scatter_add(var, i_in, u_in)
+        with tf.control_dependencies([add]):
+            sub = tf.compat.v1.scatter_sub(var, i_in, u_in[::-1])
+        init = var.initializer
+    session = tf.compat.v1.Session(graph=graph)
+
+    def run(i, u):
+        session.run(init)
+        return session.run(sub, {i_in: i.numpy(), u_in: u.numpy()})
+    return Built([indices, updates], lambda i, u: tf.py_function(run, [i, u], tf.float32))
+
+
+@case("dense-bincount", passes=("forward",), min_tf=(2, 3))
+def _dense_bincount(tf, np, rng, size):
+    n = elements(size, 1e6)
+    values = rng.randint(0, 1000, n).astype(np.int32)
+    weights = varied(np, rng, (n,))
+    return Built([values, weights], lambda v, w: tf.raw_ops.DenseBincount(
+        input=v, size=tf.constant(1000), weights=w, binary_output=False))
+
+
+# -- debugging, quantisation, linear algebra ---------------------------------------
+
+def _with_specials(np, rng, shape):
+    x = varied(np, rng, shape)
+    flat = x.reshape(-1)
+    picks = rng.randint(0, flat.size, (3, max(1, flat.size // 1000)))
+    flat[picks[0]], flat[picks[1]], flat[picks[2]] = np.inf, -np.inf, np.nan
+    flat[rng.randint(0, flat.size, max(1, flat.size // 100))] = 0.0
+    return x
+
+
+def _debug_summary_v2(mode):
+    def build(tf, np, rng, size):
+        x = _with_specials(np, rng, (elements(size, 1e6),))
+        return Built([x], lambda x: tf.raw_ops.DebugNumericSummaryV2(
+            input=x, output_dtype=tf.float32, tensor_debug_mode=mode, tensor_id=7))
+    return build
+
+
+case("debug-numeric-summary-v2-concise-health", passes=("forward",), min_tf=(2, 3))(_debug_summary_v2(3))
+case("debug-numeric-summary-v2-full-health", passes=("forward",), min_tf=(2, 3))(_debug_summary_v2(4))
+
+
+@case("debug-numeric-summary-v1", passes=("forward",))
+def _debug_summary_v1(tf, np, rng, size):
+    x = _with_specials(np, rng, (elements(size, 1e6),))
+    return Built([x], lambda x: tf.raw_ops.DebugNumericSummary(input=x, tensor_name="probe_input:0"))
+
+
+@case("fake-quant-vars-gradient", passes=("gradient",))
+def _fake_quant(tf, np, rng, size):
+    x = (4.0 * rng.standard_normal(elements(size, 1e6))).astype(np.float32)  # many values clamp to min or max
+    lo, hi = np.array(-2.5, np.float32), np.array(3.0, np.float32)
+    return Built([x, lo, hi], lambda x, lo, hi: tf.quantization.fake_quant_with_min_max_vars(x, lo, hi, num_bits=8),
+                 differentiable=[0, 1, 2])
+
+
+@case("fake-quant-vars-per-channel-gradient", passes=("gradient",))
+def _fake_quant_per_channel(tf, np, rng, size):
+    channels = 16
+    x = (4.0 * rng.standard_normal((elements(size, 6e4), channels))).astype(np.float32)
+    lo = rng.uniform(-3, -1, channels).astype(np.float32)
+    hi = rng.uniform(1, 3, channels).astype(np.float32)
+    return Built([x, lo, hi], lambda x, lo, hi: tf.quantization.fake_quant_with_min_max_vars_per_channel(
+        x, lo, hi, num_bits=8), differentiable=[0, 1, 2])
+
+
+@case("svd-one-column", passes=("forward",))
+def _svd_one_column(tf, np, rng, size):
+    x = varied(np, rng, (elements(size, 1000), 256, 1))  # matrices with a single column
+
+    def fn(x):
+        s, u, v = tf.linalg.svd(x, full_matrices=False, compute_uv=True)
+        return tf.concat([tf.reshape(s, [-1]), tf.reshape(u, [-1]), tf.reshape(v, [-1])], 0)
+    return Built([x], fn)

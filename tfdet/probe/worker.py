@@ -112,7 +112,7 @@ def _describe_error(exc):
     lines = [line.strip() for line in text.splitlines()]
     useful = [
         line for line, raw in zip(lines, text.splitlines())
-        if line and not raw[:1].isspace() and not line.startswith(("Graph execution error", "Detected at node", "[["))
+        if line and not raw[:1].isspace() and not line.startswith(("Graph execution error", "Detected at node", "[[", "in user code:", "File "))
     ]
     message = " ".join(useful[:2]) or (lines[0] if lines else "")
     return {"type": type(exc).__name__, "message": message[:500]}
