@@ -110,6 +110,17 @@ def run(args, out):
             args.fail_on_nondeterminism, ", ".join(modes)), USAGE)
     if os.path.exists(args.out) and not (args.resume or args.overwrite):
         raise CommandError("%s exists: add --resume to continue it or --overwrite to replace it" % args.out, USAGE)
+    if args.ops:
+        from ..probe.cases import CASES
+
+        known = {entry.id for entry in catalog.default_catalogue()} | {i for i, c in CASES.items() if c.fixture}
+        unknown = [op for op in args.ops if op not in known]
+        if unknown:
+            import difflib
+
+            hints = [h for op in unknown for h in difflib.get_close_matches(op, sorted(known), n=1)]
+            raise CommandError("--ops: no catalogue entry %s%s (see tfdet catalog list --status all)" % (
+                ", ".join(unknown), "; did you mean %s?" % ", ".join(hints) if hints else ""), INVALID_INPUT)
     if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise CommandError("--python %s: no such executable" % args.python, USAGE)
 

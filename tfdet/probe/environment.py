@@ -116,6 +116,16 @@ def op_determinism_enabled(tf):
         return None
 
 
+def onednn_enabled(tf):
+    """Whether this TF build runs oneDNN kernels now (TF's own answer where it has one)."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except Exception:
+        return None
+
+
 def describe(tf, np, environ=None):
     environ = os.environ if environ is None else environ
     gpus = gpu_devices(tf)
@@ -135,5 +145,6 @@ def describe(tf, np, environ=None):
         "threads": threading_settings(tf),
         "op_determinism_enabled": op_determinism_enabled(tf),
         "onednn": environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
+        "onednn_enabled": onednn_enabled(tf),
         "env": recorded_environment(environ),
     }
