@@ -39,8 +39,7 @@ def add_parser(commands):
                          help="cpu or gpu; repeat for both (default: both)")
     listing.add_argument("--status", action="append", metavar="STATUS",
                          help="only entries with this status (repeatable, or comma-separated; 'all' for every status)")
-    listing.add_argument("--catalog", metavar="PATH", help="a catalogue file or directory to use instead of the shipped one")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_source_and_format(listing, 'a table')
     listing.set_defaults(run=run_list)
 
     show = sub.add_parser(
@@ -48,8 +47,7 @@ def add_parser(commands):
         description="Show every catalogue entry matching an entry id, a public API name "
                     "(tf.math.segment_sum, any alias) or a raw op name (UnsortedSegmentSum).")
     show.add_argument("name", metavar="ID_OR_API")
-    show.add_argument("--catalog", metavar="PATH", help="a catalogue file or directory to use instead of the shipped one")
-    show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _add_source_and_format(show, 'text')
     show.set_defaults(run=run_show)
 
     diff = sub.add_parser(
@@ -58,8 +56,7 @@ def add_parser(commands):
     diff.add_argument("old", metavar="OLD_VERSION")
     diff.add_argument("new", metavar="NEW_VERSION")
     diff.add_argument("--device", choices=catalog.DEVICES, action="append", help="cpu or gpu (default: both)")
-    diff.add_argument("--catalog", metavar="PATH", help="a catalogue file or directory to use instead of the shipped one")
-    diff.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_source_and_format(diff, 'a table')
     diff.set_defaults(run=run_diff)
 
     check = sub.add_parser(
@@ -70,6 +67,11 @@ def add_parser(commands):
     check.add_argument("path", nargs="?", metavar="PATH", help="a YAML file or a directory of them (default: the shipped catalogue)")
     check.add_argument("--json", action="store_true", help="print JSON instead of text")
     check.set_defaults(run=run_check)
+
+
+def _add_source_and_format(parser, plain):
+    parser.add_argument("--catalog", metavar="PATH", help="a catalogue file or directory to use instead of the shipped one")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of %s" % plain)
 
 
 def _help(parser, out):

@@ -52,6 +52,11 @@ _MAX_CHUNK = 16
 
 _state = {"method": "auto"}
 
+# Dtypes whose Add/Mul/Maximum/Minimum kernels exist on CPU in every TF this
+# project covers (TF 1.15 and 2.4 lack them for the small and unsigned integer
+# types); other dtypes take the gather-and-reduce form of a level.
+_ELEMENTWISE_DTYPES = ("float16", "float32", "float64", "int32", "int64", "complex64", "complex128")
+
 
 def _tf():
     import tensorflow.compat.v2 as tf  # noqa: PLC0415 - keeps `import tfdet.patch.primitive` TF-free
@@ -259,7 +264,7 @@ def _combine(src, idx, valid, k, reduction):
     depth = src.shape[1]
     ident = tf.constant(identity_value(src.dtype, reduction), src.dtype)
     mask = reduction in ("sum", "prod")
-    if depth == 1 or depth is None:
+    if depth == 1 or depth is None or src.dtype.name not in _ELEMENTWISE_DTYPES:
         g = tf.gather(src, idx)  # [C, k, D]
         if mask:
             g = tf.where(valid[:, :, tf.newaxis], g, ident)
