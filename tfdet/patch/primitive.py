@@ -7,28 +7,33 @@ not fix that; a fixed order of operations does. `segment_reduce` computes what
 `tf.math.unsorted_segment_{sum,prod,max,min}` compute, with an order of
 operations that depends only on the segment ids:
 
-1. stable-sort the ids (skipped when the caller knows they are sorted);
-2. cut every segment of the sorted sequence into chunks of K consecutive
-   elements (K a power of two chosen from the ids alone, see `_chunk_width`),
-   gather each chunk into one row of a [chunks, K, D] tensor, padding short
-   chunks with the reduction's identity, and reduce over the K axis; the first
-   such level gathers straight from the unsorted data through the sort
-   permutation, so the data is never copied in sorted order;
-3. repeat on the chunk results (still grouped by segment) until every segment
-   has one value (ceil(log_K(longest segment)) levels; a tf.while_loop);
+1. stable-sort the ids (a top_k; skipped when the caller promises sorted ids,
+   and at run time when they turn out to be sorted); segments are then runs
+   of equal ids, and one-element segments are final at once;
+2. cut every longer segment into chunks of K consecutive elements (K a power
+   of two <= 16 chosen from the ids alone, see `_chunk_width`) and combine each
+   chunk in a fixed order: a pairwise tree of elementwise ops over K row
+   gathers (or, for one-column data, a reduction over the K axis of one
+   gather), short chunks padded with the reduction's identity; the first level
+   gathers straight from the unsorted data through the sort permutation;
+3. repeat on the chunk results of the segments not yet down to one value
+   (ceil(log_K(longest segment)) levels in all, a tf.while_loop with
+   parallel_iterations=1);
 4. place segment values into the [num_segments, ...] output with one gather
-   whose indices come from tf.searchsorted; absent segments get the identity,
+   whose indices come from a dense map of the (sorted, unique) segment ids,
+   written with each position at most once; absent segments get the identity,
    as in the stock ops (0 for sum, 1 for prod, the dtype's lowest value for max
    and highest for min), negative ids are dropped, ids >= num_segments raise
    InvalidArgumentError (the stock CPU kernels' behaviour).
 
-The ops used are TopKV2 (through argsort), GatherV2, Where, RaggedRange,
-Cumsum and SearchSorted on integers, and Sum/Prod/Max/Min over one axis of a
-dense tensor. None scatters; every output element is written once. The
-reductions over the K axis rely on TensorFlow's dense reductions being
-run-to-run deterministic, which they are on CPU and GPU for every TF release
-this project covers (the last atomics left the GPU reduction kernels before
-1.14).
+The ops used are TopKV2 (the sort), GatherV2, Where, RaggedRange, Cumsum,
+InvertPermutation and SparseToDense (sorted unique indices) on integers,
+elementwise Add/Mul/Maximum/Minimum, and Sum/Prod/Max/Min over one axis of a
+dense tensor. None accumulates: every output element is written once. The
+reductions over the K axis (used for one-column data and for dtypes without
+elementwise kernels) rely on TensorFlow's dense reductions being run-to-run
+deterministic, which they are on CPU and GPU for every TF release this project
+covers (the last atomics left the GPU reduction kernels before 1.14).
 
 Where TensorFlow's own segment op is already deterministic (CPU kernels walk the
 ids in order; on GPU, TF >= 2.7 with op determinism enabled selects
@@ -179,13 +184,15 @@ def _reducer(reduction):
 
 
 def _stock_op(reduction):
+    """TF's own kernel, through tf.raw_ops: immune to any rebinding of tf.math.* by tfdet.patch()."""
     tf = _tf()
-    return {
-        "sum": tf.math.unsorted_segment_sum,
-        "prod": tf.math.unsorted_segment_prod,
-        "max": tf.math.unsorted_segment_max,
-        "min": tf.math.unsorted_segment_min,
+    op = {
+        "sum": tf.raw_ops.UnsortedSegmentSum,
+        "prod": tf.raw_ops.UnsortedSegmentProd,
+        "max": tf.raw_ops.UnsortedSegmentMax,
+        "min": tf.raw_ops.UnsortedSegmentMin,
     }[reduction]
+    return lambda data, ids, num: op(data=data, segment_ids=ids, num_segments=num)
 
 
 def _with_checks(checks, tensor):
@@ -261,7 +268,7 @@ def _combine(src, idx, valid, k, reduction):
     for max and min, replaced by the identity for sum and prod.
     """
     tf = _tf()
-    depth = src.shape[1]
+    depth = tf.compat.dimension_value(src.shape[1])
     ident = tf.constant(identity_value(src.dtype, reduction), src.dtype)
     mask = reduction in ("sum", "prod")
     if depth == 1 or depth is None or src.dtype.name not in _ELEMENTWISE_DTYPES:
@@ -285,7 +292,9 @@ def _combine(src, idx, valid, k, reduction):
 
         return branch
 
-    static_k = idx.shape[1] if idx.shape[1] is not None else tf.get_static_value(k)
+    static_k = tf.compat.dimension_value(idx.shape[1])
+    if static_k is None:
+        static_k = tf.get_static_value(k)
     if static_k is not None:  # known while building the graph (constant ids): one branch
         return unrolled(int(static_k))()
     widths = _chunk_widths()
@@ -299,7 +308,7 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     idt = ids.dtype
     num_segments = tf.cast(num_segments, idt)
     n = tf.shape(ids, out_type=idt)[0]
-    depth = x.shape[1]
+    depth = tf.compat.dimension_value(x.shape[1])
 
     if sorted_ids:
         s = ids
@@ -307,10 +316,16 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     else:
         # All negative ids are dropped; collapse them so the sort sees one of them.
         # A stable ascending sort: top_k of the negated ids (top_k puts equal
-        # values in index order); -ids cannot overflow once ids >= -1.
-        neg_sorted, index_map = tf.math.top_k(-tf.maximum(ids, tf.constant(-1, idt)), k=tf.cast(n, tf.int32))
-        s = -neg_sorted
-        index_map = tf.cast(index_map, idt)
+        # values in index order); -ids cannot overflow once ids >= -1. Skipped
+        # when the ids turn out to be sorted already (one comparison pass).
+        ids_c = tf.maximum(ids, tf.constant(-1, idt))
+        already = tf.reduce_all(tf.greater_equal(ids_c[1:], ids_c[:-1]))
+
+        def sort():
+            neg_sorted, perm = tf.math.top_k(-ids_c, k=tf.cast(n, tf.int32))
+            return -neg_sorted, tf.cast(perm, idt)
+
+        s, index_map = tf.cond(already, lambda: (ids_c, tf.range(n, dtype=idt)), sort)
 
     checks = []
     if validate:
@@ -376,20 +391,14 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     missing = tf.shape(table, out_type=idt)[0] - 1
 
     # Place: out[k] = value of segment k if present, else the identity (last row of table).
-    wanted = tf.range(num_segments, dtype=idt)
-    pos = _searchsorted(uniq, wanted, idt)
-    found = tf.equal(tf.gather(tf.concat([uniq, tf.constant([-1], idt)], 0), pos), wanted)
-    rows_out = tf.where(found, tf.gather(tf.concat([addr, tf.reshape(missing, [1])], 0), pos), missing)
+    # uniq is sorted and unique, so the dense map is written with each position written
+    # at most once (SparseToDense; validate_indices re-checks sorted/unique/in range).
+    # Negative ids (dropped) and, with validate=False, ids >= num_segments are left out.
+    keep = tf.logical_and(uniq >= 0, uniq < num_segments)
+    rows_out = tf.raw_ops.SparseToDense(
+        sparse_indices=tf.boolean_mask(uniq, keep), output_shape=tf.reshape(num_segments, [1]),
+        sparse_values=tf.boolean_mask(addr, keep), default_value=missing, validate_indices=True)
     return _with_checks(checks, tf.gather(table, rows_out))
-
-
-def _searchsorted(sorted_values, queries, idt):
-    """Left insertion points of queries into a sorted 1-D tensor (which may be empty)."""
-    tf = _tf()
-    # Append a sentinel larger than every query (queries are < num_segments <= dtype max):
-    # some versions reject an empty sorted sequence.
-    sentinel = tf.constant([idt.max], idt)
-    return tf.searchsorted(tf.concat([sorted_values, sentinel], 0), queries, side="left", out_type=idt)
 
 
 # --------------------------------------------------------------------------- public

@@ -1,0 +1,225 @@
+#!/usr/bin/env python
+"""Cost of the deterministic replacements against the stock ops, on this machine.
+
+    python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...]
+
+For each replacement, three tf.functions are timed on the same inputs: the stock
+op, the replacement with the dispatching default ("auto": TF's own kernel where it
+is deterministic, which on a CPU is always) and the replacement forced onto the
+order-fixed path (what runs on GPUs before TF 2.7). Each is timed forward only
+and forward + gradient, after warm-up, in interleaved rounds (stock, auto,
+order-fixed, stock, ...) so that machine drift hits all three alike; the table
+shows medians and ratios to the stock op. No assertions: this is a measurement.
+
+--size is the number of data elements of the segment-sum benchmarks (default
+1e6); the other benchmarks scale with it.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402
+
+from tfdet.patch import primitive  # noqa: E402
+from tfdet.patch import replacements as R  # noqa: E402
+
+
+def _fwd_grad(fn, diff):
+    """A function returning fn's output and its gradients w.r.t. the tensors in `diff` positions."""
+
+    def run(*args):
+        xs = [args[i] for i in diff]
+        with tf.GradientTape() as tape:
+            for x in xs:
+                tape.watch(x)
+            y = fn(*args)
+        grads = tape.gradient(y, xs, output_gradients=tf.ones_like(y))
+        return [y] + [tf.convert_to_tensor(g) for g in grads]
+
+    return run
+
+
+def benchmarks(size, rng):
+    """(name, args, stock fn, replacement fn, positions to differentiate or None)."""
+    n = int(size)
+    segs = max(n // 100, 1)
+    out = []
+
+    data = rng.standard_normal(n).astype(np.float32)
+    ids = rng.integers(0, segs, n).astype(np.int32)
+    out.append(("unsorted_segment_sum %d->%d" % (n, segs), (data, ids),
+                lambda x, i: tf.math.unsorted_segment_sum(x, i, segs),
+                lambda x, i: R.unsorted_segment_sum(x, i, segs), (0,)))
+    rows = max(n // 64, 1)
+    data64 = rng.standard_normal((rows, 64)).astype(np.float32)
+    ids64 = rng.integers(0, max(rows // 100, 1), rows).astype(np.int32)
+    out.append(("unsorted_segment_sum [%d,64]->%d" % (rows, max(rows // 100, 1)), (data64, ids64),
+                lambda x, i: tf.math.unsorted_segment_sum(x, i, max(rows // 100, 1)),
+                lambda x, i: R.unsorted_segment_sum(x, i, max(rows // 100, 1)), (0,)))
+    sids = np.sort(ids)
+    out.append(("segment_sum sorted %d->%d" % (n, segs), (data, sids),
+                lambda x, i: tf.math.segment_sum(x, i), lambda x, i: R.segment_sum(x, i), (0,)))
+    small = max(n // 4, 1)
+    pdata = (1 + 1e-3 * rng.standard_normal(small)).astype(np.float32)
+    pids = rng.integers(0, max(small // 100, 1), small).astype(np.int32)
+    out.append(("unsorted_segment_prod %d" % small, (pdata, pids),
+                lambda x, i: tf.math.unsorted_segment_prod(x, i, max(small // 100, 1)),
+                lambda x, i: R.unsorted_segment_prod(x, i, max(small // 100, 1)), (0,)))
+    out.append(("unsorted_segment_mean %d" % small, (pdata, pids),
+                lambda x, i: tf.math.unsorted_segment_mean(x, i, max(small // 100, 1)),
+                lambda x, i: R.unsorted_segment_mean(x, i, max(small // 100, 1)), (0,)))
+
+    # Gather backprop: a [V, 64] table, V ids; the gradient (IndexedSlices) made dense.
+    vocab = max(n // 10, 1)
+    table = rng.standard_normal((vocab, 64)).astype(np.float32)
+    gids = rng.integers(0, vocab, vocab).astype(np.int32)
+    upstream = rng.standard_normal((vocab, 64)).astype(np.float32)
+
+    def gather_backprop(densify):
+        def run(t, i, dy):
+            with tf.GradientTape() as tape:
+                tape.watch(t)
+                y = tf.gather(t, i)
+            g = tape.gradient(y, t, output_gradients=dy)
+            return densify(g)
+
+        return run
+
+    out.append(("gather backprop [%d,64], %d ids" % (vocab, vocab), (table, gids, upstream),
+                gather_backprop(tf.convert_to_tensor), gather_backprop(R.indexed_slices_to_dense), None))
+
+    # bias_add: the bias gradient is the reduction.
+    batch = max(n // (32 * 32 * 64), 1)
+    value = rng.standard_normal((batch, 32, 32, 64)).astype(np.float32)
+    bias = rng.standard_normal(64).astype(np.float32)
+    out.append(("bias_add [%d,32,32,64]" % batch, (value, bias), tf.nn.bias_add, R.bias_add, (0, 1)))
+
+    # bincount with weights.
+    warr = rng.integers(0, segs, n).astype(np.int32)
+    out.append(("bincount weighted %d->%d" % (n, segs), (warr, data),
+                lambda a, w: tf.math.bincount(a, weights=w, minlength=segs),
+                lambda a, w: R.bincount(a, weights=w, minlength=segs), None))
+
+    # sparse x dense.
+    nnz = max(n // 10, 1)
+    dim = max(n // 100, 2)
+    sp_idx = np.stack([rng.integers(0, dim, nnz), rng.integers(0, dim, nnz)], 1).astype(np.int64)
+    sp_val = rng.standard_normal(nnz).astype(np.float32)
+    dense = rng.standard_normal((dim, 64)).astype(np.float32)
+    out.append(("sparse_dense_matmul nnz=%d [%d,64]" % (nnz, dim), (sp_val, dense),
+                lambda v, b: tf.sparse.sparse_dense_matmul(tf.SparseTensor(sp_idx, v, [dim, dim]), b),
+                lambda v, b: R.sparse_dense_matmul(tf.SparseTensor(sp_idx, v, [dim, dim]), b), (0, 1)))
+
+    # Nearest-neighbour upsampling x2 (Keras UpSampling2D) and its gradient.
+    nb = max(n // (64 * 64 * 32), 1)
+    images = rng.standard_normal((nb, 64, 64, 32)).astype(np.float32)
+    out.append(("resize_nearest x2 [%d,64,64,32]" % nb, (images,),
+                lambda x: tf.compat.v1.image.resize_nearest_neighbor(x, [128, 128], half_pixel_centers=True),
+                lambda x: R.resize_nearest_neighbor(x, [128, 128], half_pixel_centers=True), (0,)))
+
+    # crop_and_resize (ROI align-like): 256 boxes of 14x14 from [4, 128, 128, 32].
+    crop_img = rng.standard_normal((4, 128, 128, 32)).astype(np.float32)
+    y1x1 = rng.uniform(0, 0.7, (256, 2))
+    boxes = np.concatenate([y1x1, y1x1 + rng.uniform(0.05, 0.3, (256, 2))], 1).astype(np.float32)
+    box_ind = rng.integers(0, 4, 256).astype(np.int32)
+    out.append(("crop_and_resize 256x14x14 of [4,128,128,32]", (crop_img, boxes),
+                lambda im, b: tf.image.crop_and_resize(im, b, box_ind, [14, 14]),
+                lambda im, b: R.crop_and_resize(im, b, box_ind, [14, 14]), (0, 1)))
+
+    # scatter_nd with duplicate indices.
+    sidx = rng.integers(0, segs, (n // 64, 1)).astype(np.int32)
+    supd = rng.standard_normal((n // 64, 64)).astype(np.float32)
+    out.append(("scatter_nd %d rows of 64 -> %d" % (n // 64, segs), (supd,),
+                lambda u: tf.scatter_nd(sidx, u, [segs, 64]), lambda u: R.scatter_nd(sidx, u, [segs, 64]), (0,)))
+    # Composites with no segment reduction (auto and order-fixed are the same graph).
+    batch = max(n // 250, 1)
+    logits = rng.standard_normal((batch, 1000)).astype(np.float32)
+    labels = rng.integers(0, 1000, batch).astype(np.int32)
+    soft = np.exp(rng.standard_normal((batch, 1000))).astype(np.float32)
+    soft /= soft.sum(1, keepdims=True)
+    out.append(("softmax_cross_entropy [%d,1000]" % batch, (soft, logits),
+                lambda y, x: tf.nn.softmax_cross_entropy_with_logits(y, x),
+                lambda y, x: R.softmax_cross_entropy_with_logits(y, x), (1,)))
+    out.append(("sparse_softmax_cross_entropy [%d,1000]" % batch, (logits,),
+                lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels, x),
+                lambda x: R.sparse_softmax_cross_entropy_with_logits(labels, x), (0,)))
+    imgs = rng.uniform(0, 1, (max(n // (128 * 128 * 3), 1), 128, 128, 3)).astype(np.float32)
+    out.append(("adjust_contrast [%d,128,128,3]" % imgs.shape[0], (imgs,),
+                lambda x: tf.image.adjust_contrast(x, 1.5), lambda x: R.adjust_contrast(x, 1.5), None))
+    return out
+
+
+def _time(fn, args):
+    start = time.perf_counter()
+    result = fn(*args)
+    # On CPU a tf.function call returns when its kernels are done; touching a shape
+    # makes sure nothing is deferred.
+    tf.nest.map_structure(lambda t: t.shape, result)
+    return time.perf_counter() - start
+
+
+def run(size, rounds, only=None, passes=("forward", "forward+gradient")):
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, args, stock, ours, diff in benchmarks(size, rng):
+        if only and not any(o in name for o in only):
+            continue
+        targs = [tf.constant(a) for a in args]
+        for kind in passes:
+            if kind == "forward+gradient" and diff is None:
+                continue
+            variants = []
+            for label, fn, method in (("stock", stock, None), ("auto", ours, "auto"),
+                                      ("order_fixed", ours, "order_fixed")):
+                f = fn if kind == "forward" else _fwd_grad(fn, diff)
+                if method is None:
+                    tf_fn = tf.function(f, autograph=False)
+                else:
+                    with primitive.method_scope(method):
+                        tf_fn = tf.function(f, autograph=False)
+                        tf_fn.get_concrete_function(*targs)  # trace under this method
+                variants.append((label, tf_fn))
+            for _, f in variants:  # warm-up
+                _time(f, targs)
+                _time(f, targs)
+            samples = dict((label, []) for label, _ in variants)
+            for _ in range(rounds):
+                for label, f in variants:
+                    samples[label].append(_time(f, targs))
+            med = dict((label, 1e3 * float(np.median(v))) for label, v in samples.items())
+            rows.append((name, kind, med["stock"], med["auto"], med["order_fixed"]))
+            print("%-44s %-17s stock %9.2f ms   auto %9.2f ms (%5.2fx)   order-fixed %9.2f ms (%5.2fx)"
+                  % (name, kind, med["stock"], med["auto"], med["auto"] / med["stock"], med["order_fixed"],
+                     med["order_fixed"] / med["stock"]))
+            sys.stdout.flush()
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=float, default=1e6, help="elements of the segment-sum data (default 1e6)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default 7)")
+    parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
+    args = parser.parse_args(argv)
+    print("TF %s, numpy %s, %d CPUs, intra-op threads %s, TF_ENABLE_ONEDNN_OPTS=%s; medians of %d rounds"
+          % (tf.__version__, np.__version__, os.cpu_count(), tf.config.threading.get_intra_op_parallelism_threads()
+             or "default", os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"), args.rounds))
+    print("auto = the replacement's dispatching default (stock kernels where deterministic: here, CPU); "
+          "order-fixed = the path used on GPUs before TF 2.7")
+    rows = run(args.size, args.rounds, [o for o in args.only.split(",") if o])
+    ratios = [r[4] / r[2] for r in rows]
+    print("order-fixed / stock: median %.2fx, worst %.2fx over %d rows" % (float(np.median(ratios)), max(ratios),
+                                                                         len(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""tfdet.patch.primitive.segment_reduce: agreement with the stock unsorted segment ops,
+edge cases, execution modes (eager, tf.function, TF1 graph), repeatability, the ops
+its graph is made of, and the dispatch between the stock and the order-fixed path."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import tensorflow as tf
+
+from tfdet.patch import primitive as P
+
+
+def _load_cases():
+    spec = importlib.util.spec_from_file_location("tfdet_patch_cases", os.path.join(os.path.dirname(__file__),
+                                                                                   "conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+C = _load_cases()
+
+STOCK = {
+    "sum": tf.math.unsorted_segment_sum,
+    "prod": tf.math.unsorted_segment_prod,
+    "max": tf.math.unsorted_segment_max,
+    "min": tf.math.unsorted_segment_min,
+}
+REAL = C.FLOATS + C.INTS
+
+
+def _inputs(rng, dtype, reduction, variant):
+    inputs = C.make_segment(variant)(rng, dtype)
+    if reduction == "prod" and dtype not in C.INTS:
+        inputs["data"] = C.cast_np(np.asarray(inputs["data"], np.complex128 if dtype in C.COMPLEX else np.float64)
+                                   * 0.3 + 1.0, dtype)
+    return inputs["data"], inputs["ids"], inputs["num"]
+
+
+def _check(reduction, dtype, data, ids, num, sorted_ids=False):
+    ours = P.segment_reduce(data, ids, num, reduction, sorted_ids=sorted_ids, method="order_fixed").numpy()
+    stock = STOCK[reduction](data, ids, num).numpy()
+    if dtype in C.INTS or reduction in ("max", "min"):
+        assert np.array_equal(ours, stock), (ours, stock)
+        return
+    scale = STOCK[reduction](C._abs64(data), ids, num).numpy()
+    C.assert_close(ours, stock, scale, dtype, "%s %s" % (reduction, dtype))
+
+
+PARAMS = [(r, d, v) for r in ["sum", "prod"] for d in C.FLOATS + C.COMPLEX + C.INTS
+          for v in ["basic", "empty", "ids2d", "int64_ids_1d", "all_negative"]]
+PARAMS += [(r, d, v) for r in ["max", "min"] for d in REAL for v in ["basic", "empty", "ids2d", "all_negative"]]
+
+
+@pytest.mark.parametrize("reduction,dtype,variant", PARAMS)
+def test_matches_stock_unsorted_op(reduction, dtype, variant):
+    data, ids, num = _inputs(np.random.default_rng(0), dtype, reduction, variant)
+    _check(reduction, dtype, data, ids, num)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_sorted_ids_path(reduction, dtype):
+    rng = np.random.default_rng(1)
+    ids = np.sort(rng.integers(-2, 12, size=70)).astype(np.int32)  # negatives first, gaps
+    data = C._segment_data(rng, dtype, 70, (2,))
+    if reduction == "prod" and dtype != "int32":
+        data = (data * 0.2 + 1).astype(dtype)
+    _check(reduction, dtype, data, ids, 14, sorted_ids=True)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "max"])
+@pytest.mark.parametrize("layout", ["one_long_plus_singletons", "all_singletons", "one_segment", "powers_of_two",
+                                    "long_tail", "wide_rows"])
+def test_segment_length_distributions(reduction, layout):
+    """Every chunk width and level count the algorithm can choose."""
+    rng = np.random.default_rng(2)
+    if layout == "one_long_plus_singletons":
+        ids = np.concatenate([np.full(3000, 7), np.arange(100, 400)])
+    elif layout == "all_singletons":
+        ids = rng.permutation(500)
+    elif layout == "one_segment":
+        ids = np.zeros(2500, np.int64)
+    elif layout == "powers_of_two":
+        ids = np.repeat(np.arange(12), [2 ** k for k in range(12)])
+    elif layout == "long_tail":
+        ids = np.minimum(rng.zipf(1.5, size=4000), 600) - 1
+    else:
+        ids = rng.integers(0, 40, size=900)
+    ids = rng.permutation(ids).astype(np.int32)
+    num = int(ids.max()) + 3
+    width = (70,) if layout == "wide_rows" else (1,)
+    data = rng.uniform(-1, 1, size=(len(ids),) + width).astype(np.float64)
+    ours = P.segment_reduce(data, ids, num, reduction, method="order_fixed").numpy()
+    stock = STOCK[reduction](data, ids, num).numpy()
+    if reduction == "max":
+        assert np.array_equal(ours, stock)
+        return
+    # up to 3000 terms per segment: the bound scales with the number of terms
+    terms = int(np.bincount(ids).max())
+    C.assert_close(ours, stock, STOCK[reduction](np.abs(data), ids, num).numpy(), "float64", layout, terms=terms)
+
+
+def test_accuracy_against_exact_sum():
+    """Pairwise/chunked summation: error well inside the worst-case bound."""
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 5, size=20000).astype(np.int32)
+    data = rng.uniform(-1, 1, size=20000).astype(np.float32)
+    ours = P.segment_reduce(data, ids, 5, method="order_fixed").numpy().astype(np.float64)
+    exact = np.array([np.sum(data[ids == s].astype(np.float64)) for s in range(5)])
+    bound = np.array([np.sum(np.abs(data[ids == s])) for s in range(5)]) * 2.0 ** -23 * 20
+    assert np.all(np.abs(ours - exact) <= bound)
+
+
+def test_empty_segments_get_the_stock_identity():
+    data = tf.constant([[1.5, -2.0]], tf.float32)
+    ids = tf.constant([1])
+    out = {r: P.segment_reduce(data, ids, 3, r, method="order_fixed").numpy() for r in STOCK}
+    assert np.all(out["sum"][[0, 2]] == 0) and np.all(out["prod"][[0, 2]] == 1)
+    assert np.all(out["max"][[0, 2]] == np.finfo(np.float32).min)
+    assert np.all(out["min"][[0, 2]] == np.finfo(np.float32).max)
+    assert np.array_equal(P.segment_reduce(tf.constant([3], tf.uint8), [0], 2, "min", method="order_fixed").numpy(),
+                          [3, 255])
+
+
+def test_ids_out_of_range_raise_like_the_cpu_kernel():
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        P.segment_reduce(tf.ones([3]), [0, 1, 9], 5, method="order_fixed")
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        P.segment_reduce(tf.ones([3]), [0, 1, 9], 5, method="stock")
+    f = tf.function(lambda x, i: P.segment_reduce(x, i, 5, method="order_fixed"))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        f(tf.ones([3]), tf.constant([0, 5, 1]))
+    # validate=False: out-of-range ids are dropped (GPU-kernel behaviour), nothing raises
+    out = P.segment_reduce(tf.ones([3]), [0, 1, 9], 5, method="order_fixed", validate=False).numpy()
+    assert out.tolist() == [1, 1, 0, 0, 0]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        P.segment_reduce(tf.ones([3]), [0, 1, 1], 2, "mean")
+    with pytest.raises(TypeError):
+        P.segment_reduce(tf.ones([3]), tf.constant([0.0, 1.0, 1.0]), 2)
+    with pytest.raises(ValueError):
+        P.set_method("fast")
+
+
+# --------------------------------------------------------------------------- execution modes
+
+
+def test_tf_function_with_unknown_shapes_matches_eager():
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((300, 3, 2)).astype(np.float32)
+    ids = rng.integers(-1, 20, size=300).astype(np.int32)
+    eager = P.segment_reduce(data, ids, 25, method="order_fixed").numpy()
+    specs = [tf.TensorSpec([None, None, None], tf.float32), tf.TensorSpec(None, tf.int32)]
+    f = tf.function(lambda x, i: P.segment_reduce(x, i, 25, method="order_fixed"), input_signature=specs)
+    traced = f(data, ids).numpy()
+    assert traced.shape == (25, 3, 2)
+    C.assert_close(traced, eager, STOCK["sum"](np.abs(data), ids, 25).numpy(), "float32", "graph vs eager")
+    # static shapes are kept
+    g = tf.function(lambda x, i: P.segment_reduce(x, i, 25, method="order_fixed"))
+    assert g.get_concrete_function(tf.TensorSpec([300, 3, 2]), tf.TensorSpec([300], tf.int32)
+                                   ).structured_outputs.shape.as_list() == [25, 3, 2]
+
+
+def test_tf1_graph_mode_session():
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((200, 4)).astype(np.float64)
+    ids = rng.integers(0, 30, size=200).astype(np.int64)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float64, [None, 4])
+        i = tf.compat.v1.placeholder(tf.int64, [None])
+        out = P.segment_reduce(x, i, 30, method="order_fixed")
+        with tf.compat.v1.Session(graph=graph) as sess:
+            got = [sess.run(out, {x: data, i: ids}) for _ in range(3)]
+    assert all(np.array_equal(got[0], g) for g in got[1:])
+    C.assert_close(got[0], STOCK["sum"](data, ids, 30).numpy(), STOCK["sum"](np.abs(data), ids, 30).numpy(),
+                   "float64", "tf1 graph")
+
+
+def test_bitwise_repeatable_on_wide_magnitudes():
+    rng = np.random.default_rng(6)
+    data = C.wide(rng, (5000, 2))
+    ids = rng.integers(0, 13, size=5000).astype(np.int32)
+    f = tf.function(lambda x, i: P.segment_reduce(x, i, 13, method="order_fixed"))
+    first = f(data, ids).numpy()
+    for _ in range(19):
+        assert np.array_equal(f(data, ids).numpy(), first)
+    for _ in range(3):
+        assert np.array_equal(P.segment_reduce(data, ids, 13, method="order_fixed").numpy(),
+                              P.segment_reduce(data, ids, 13, method="order_fixed").numpy())
+
+
+# --------------------------------------------------------------------------- graph content
+
+
+@pytest.mark.parametrize("reduction", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("width", [1, 3])
+def test_order_fixed_graph_has_no_atomic_op(reduction, width):
+    specs = [tf.TensorSpec([None] + ([width] if width > 1 else []), tf.float32), tf.TensorSpec([None], tf.int32)]
+    fn = tf.function(lambda x, i: P.segment_reduce(x, i, 10, reduction, method="order_fixed"))
+    types = C.op_types(fn.get_concrete_function(*specs).graph.as_graph_def())
+    forbidden = set(C.FORBIDDEN_OPS)
+    for version in ("2.4", "%d.%d" % C.tf_version()):
+        forbidden |= C.catalogue_forbidden(version)[0]
+    assert not types & forbidden
+    assert {"GatherV2", "TopKV2"} <= types
+    stock = tf.function(lambda x, i: P.segment_reduce(x, i, 10, reduction, method="stock"))
+    assert types != C.op_types(stock.get_concrete_function(*specs).graph.as_graph_def())
+
+
+def test_sorted_graph_skips_the_sort():
+    fn = tf.function(lambda x, i: P.segment_reduce(x, i, 10, sorted_ids=True, method="order_fixed"))
+    types = C.op_types(fn.get_concrete_function(tf.TensorSpec([None]), tf.TensorSpec([None], tf.int32)
+                                                ).graph.as_graph_def())
+    assert "TopKV2" not in types
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def test_method_scope_and_resolution():
+    assert P.get_method() == "order_fixed"  # set by the conftest fixture
+    with P.method_scope("stock"):
+        assert P.resolve_method() == "stock"
+        assert P.resolve_method("order_fixed") == "order_fixed"
+    assert P.get_method() == "order_fixed"
+    with P.method_scope("auto"):
+        # no GPU here: the CPU kernels are sequential, so auto means stock
+        assert P.resolve_method() == ("stock" if P.stock_is_deterministic() else "order_fixed")
+
+
+@pytest.mark.parametrize("gpu,version,enabled,environ,expected", [
+    (False, "2.4.0", False, {}, True),
+    (True, "2.4.0", True, {}, False),
+    (True, "2.6.2", None, {"TF_DETERMINISTIC_OPS": "1"}, False),
+    (True, "2.7.0", None, {"TF_DETERMINISTIC_OPS": "1"}, True),
+    (True, "2.7.0", None, {"TF_DETERMINISTIC_OPS": "true"}, True),
+    (True, "2.10.0", False, {}, False),
+    (True, "2.21.0", True, {}, True),
+    (True, "1.15.0", None, {"TF_DETERMINISTIC_OPS": "1"}, False),
+])
+def test_stock_is_deterministic(gpu, version, enabled, environ, expected):
+    assert P.stock_is_deterministic(environ=environ, tf_version=version, gpu_visible=gpu,
+                                    determinism_enabled=enabled) is expected
+
+
+def test_methods_agree_bitwise_on_integers():
+    rng = np.random.default_rng(7)
+    data = rng.integers(-1000, 1000, size=(500, 3)).astype(np.int64)
+    ids = rng.integers(-1, 40, size=500).astype(np.int32)
+    for r in STOCK:
+        a = P.segment_reduce(data, ids, 40, r, method="order_fixed").numpy()
+        b = P.segment_reduce(data, ids, 40, r, method="stock").numpy()
+        assert np.array_equal(a, b)

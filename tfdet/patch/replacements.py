@@ -1,0 +1,910 @@
+"""Deterministic drop-in replacements for TensorFlow ops that accumulate with atomics on GPUs.
+
+Each public function has the signature and defaults of the stock API it
+replaces, computes the same result up to rounding (see tests/patch for the
+stated tolerances), and is built on `primitive.segment_reduce`, whose order of
+operations depends only on the indices. Where the op is differentiable, the
+gradient is defined here too (tf.custom_gradient) and uses only gathers, dense
+reductions and the primitive, so the backward pass is as deterministic as the
+forward pass.
+
+Which replacement is installed where is decided by the catalogue and the
+install layer (tfdet.patch); nothing here rebinds anything.
+
+Python 3.7 / TF 1.15 compatible (tensorflow.compat.v2 API).
+"""
+
+import warnings
+
+import tensorflow.compat.v2 as tf
+
+from . import primitive as _p
+
+_LARGE_SPARSE_NUM_ELEMENTS = 100000000  # as tensorflow/python/framework/indexed_slices.py
+
+
+def _with_gradient(forward, backward, *inputs):
+    """forward(*inputs) with gradient backward(dy, y, *inputs) -> one gradient (or None) per input."""
+
+    @tf.custom_gradient
+    def op(*xs):
+        y = forward(*xs)
+
+        def grad(dy):
+            grads = backward(dy, y, *xs)
+            return grads[0] if len(xs) == 1 else list(grads)
+
+        return y, grad
+
+    return op(*inputs)
+
+
+def _gather_drop_negatives(params, ids):
+    """params[ids] with zeros where ids < 0 (TF's _GatherDropNegatives)."""
+    clipped = tf.maximum(ids, tf.zeros_like(ids))
+    gathered = tf.gather(params, clipped)
+    keep = tf.greater_equal(ids, 0)
+    keep = tf.reshape(
+        keep,
+        tf.concat([tf.shape(keep), tf.ones(tf.reshape(tf.rank(gathered) - tf.rank(keep), [1]), tf.int32)], 0),
+    )
+    return tf.where(keep, gathered, tf.zeros_like(gathered))
+
+
+def _segment_inputs(data, segment_ids, num_segments=None):
+    data = tf.convert_to_tensor(data, name="data")
+    segment_ids = tf.convert_to_tensor(segment_ids, name="segment_ids")
+    if num_segments is None:
+        return data, segment_ids
+    return data, segment_ids, tf.convert_to_tensor(num_segments, name="num_segments")
+
+
+# --------------------------------------------------------------------------- segment reductions
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Deterministic tf.math.unsorted_segment_sum (raw op UnsortedSegmentSum).
+
+    Stock GPU kernel: one atomicAdd per input element, so the summation order
+    (and the rounding) changes from run to run; 2.5-2.6 raise under op
+    determinism. Here: the order-fixed segment reduction of the primitive.
+    Negative ids are dropped; ids >= num_segments raise, as on CPU.
+    Gradient: a gather of the output gradient (zero for negative ids), as TF's.
+    """
+    with tf.name_scope(name or "UnsortedSegmentSum"):
+        data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        return _with_gradient(
+            lambda x: _p.segment_reduce(x, segment_ids, num_segments, "sum"),
+            lambda dy, y, x: (_gather_drop_negatives(dy, segment_ids),),
+            data,
+        )
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Deterministic tf.math.segment_sum (raw ops SegmentSum, SegmentSumV2).
+
+    Stock GPU kernel before 2.7: atomicAdd into each output row, run-to-run
+    different sums; 2.5-2.6 raise under op determinism. Here: the primitive
+    with sorted_ids=True (no sort). Ids must be non-decreasing and >= 0
+    (InvalidArgumentError otherwise, as the CPU kernel); the output has
+    segment_ids[-1] + 1 rows. Gradient: gather of the output gradient.
+    """
+    with tf.name_scope(name or "SegmentSum"):
+        data, segment_ids = _segment_inputs(data, segment_ids)
+        if _p.resolve_method() == "stock":  # TF's kernel is deterministic here and validates the ids itself
+            return _with_gradient(
+                lambda x: tf.raw_ops.SegmentSum(data=x, segment_ids=segment_ids),
+                lambda dy, y, x: (tf.gather(dy, segment_ids),),
+                data,
+            )
+        ids = tf.reshape(segment_ids, [-1])
+        idt = ids.dtype
+        n = tf.size(ids, out_type=idt)
+        checks = [
+            tf.debugging.assert_non_negative(ids, message="segment ids must be >= 0"),
+            tf.debugging.assert_greater_equal(ids[1:], ids[:-1], message="segment ids are not increasing"),
+        ]
+        with tf.control_dependencies(checks):
+            num_segments = tf.where(n > 0, tf.concat([ids[-1:], tf.zeros([1], idt)], 0)[0] + 1, tf.zeros([], idt))
+        return _with_gradient(
+            lambda x: _p.segment_reduce(x, segment_ids, num_segments, "sum", sorted_ids=True),
+            lambda dy, y, x: (tf.gather(dy, segment_ids),),
+            data,
+        )
+
+
+def _segment_counts(data, segment_ids, num_segments):
+    """max(number of entries per segment, 1), shaped to broadcast against the output (TF's _unsorted_segment_N)."""
+    ones = tf.ones(tf.shape(segment_ids), dtype=data.dtype)
+    n = _p.segment_reduce(ones, segment_ids, num_segments, "sum")
+    shape = tf.concat(
+        [tf.reshape(tf.cast(num_segments, tf.int32), [1]),
+         tf.ones(tf.reshape(tf.rank(data) - tf.rank(segment_ids), [1]), tf.int32)],
+        0,
+    )
+    return tf.maximum(tf.reshape(n, shape), tf.ones([], data.dtype))
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """Deterministic tf.math.unsorted_segment_mean (a Python composite of UnsortedSegmentSum).
+
+    Stock: two atomic segment sums (values and counts) on GPU. Here: both
+    through the primitive (the counts are exact in any order); gradient via
+    unsorted_segment_sum above.
+    """
+    with tf.name_scope(name or "UnsortedSegmentMean"):
+        data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        count = _segment_counts(data, segment_ids, num_segments)
+        return unsorted_segment_sum(data, segment_ids, num_segments) / count
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """Deterministic tf.math.unsorted_segment_sqrt_n (a Python composite of UnsortedSegmentSum).
+
+    Stock: atomic segment sums on GPU. Here: the primitive; sum / sqrt(count).
+    """
+    with tf.name_scope(name or "UnsortedSegmentSqrtN"):
+        data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        count = _segment_counts(data, segment_ids, num_segments)
+        return unsorted_segment_sum(data, segment_ids, num_segments) / tf.sqrt(count)
+
+
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
+    """Deterministic tf.math.unsorted_segment_prod (raw op UnsortedSegmentProd).
+
+    Stock GPU kernel: atomic multiply (a CAS loop), so the order of the
+    products varies; 2.5-2.6 raise under op determinism. Here: the primitive's
+    order-fixed product. Gradient as TF's _UnsortedSegmentProdGrad (segments
+    with one zero get the product of the others at the zero, segments with two
+    or more zeros get zero), with every segment reduction in it order-fixed.
+    """
+    with tf.name_scope(name or "UnsortedSegmentProd"):
+        data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+
+        def backward(dy, y, x):
+            is_zero = tf.equal(x, tf.zeros([], x.dtype))
+            num_zeros = _p.segment_reduce(tf.cast(is_zero, tf.int32), segment_ids, num_segments, "sum")
+            dy = tf.where(tf.greater(num_zeros, 1), tf.zeros_like(dy), dy)
+            non_zero_data = tf.where(is_zero, tf.ones_like(x), x)
+            non_zero_prod = _p.segment_reduce(non_zero_data, segment_ids, num_segments, "prod")
+            clipped = tf.maximum(segment_ids, tf.zeros_like(segment_ids))
+            gathered_prod = tf.gather(y, clipped)
+            gathered_non_zero_prod = tf.gather(non_zero_prod, clipped)
+            prod_divided_by_el = gathered_prod / x  # may hold nan/inf where x == 0: replaced below
+            partial = tf.where(is_zero, gathered_non_zero_prod, prod_divided_by_el)
+            return (_gather_drop_negatives(dy, segment_ids) * partial,)
+
+        return _with_gradient(
+            lambda x: _p.segment_reduce(x, segment_ids, num_segments, "prod"), backward, data
+        )
+
+
+def _unsorted_segment_min_or_max(reduction, data, segment_ids, num_segments):
+    data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+
+    def backward(dy, y, x):
+        clipped = tf.maximum(segment_ids, tf.zeros_like(segment_ids))
+        gathered_outputs = tf.gather(y, clipped)
+        positive = tf.greater_equal(segment_ids, 0)
+        positive = tf.reshape(
+            positive,
+            tf.concat([tf.shape(positive), tf.ones(tf.reshape(tf.rank(x) - tf.rank(positive), [1]), tf.int32)], 0),
+        )
+        is_selected = tf.logical_and(tf.equal(x, gathered_outputs), positive)
+        num_selected = _p.segment_reduce(tf.cast(is_selected, dy.dtype), segment_ids, num_segments, "sum")
+        weighted = dy / num_selected
+        gathered = tf.gather(weighted, clipped)
+        return (tf.where(is_selected, gathered, tf.zeros_like(gathered)),)
+
+    return _with_gradient(lambda x: _p.segment_reduce(x, segment_ids, num_segments, reduction), backward, data)
+
+
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """Deterministic tf.math.unsorted_segment_max (raw op UnsortedSegmentMax).
+
+    The stock GPU forward uses atomicMax (order-independent except for NaN and
+    signed zeros); its gradient counts ties with an atomic float segment sum.
+    Here: the primitive for both; gradient split evenly between ties as TF's.
+    """
+    with tf.name_scope(name or "UnsortedSegmentMax"):
+        return _unsorted_segment_min_or_max("max", data, segment_ids, num_segments)
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    """Deterministic tf.math.unsorted_segment_min (raw op UnsortedSegmentMin); see unsorted_segment_max."""
+    with tf.name_scope(name or "UnsortedSegmentMin"):
+        return _unsorted_segment_min_or_max("min", data, segment_ids, num_segments)
+
+
+# --------------------------------------------------------------------------- gather backprop
+
+
+def indexed_slices_to_dense(value, dtype=None, name=None, as_ref=False):
+    """Deterministic conversion of tf.IndexedSlices to a dense tensor (TF's _indexed_slices_to_tensor).
+
+    This is where gather's gradient (an IndexedSlices) becomes dense: TF calls
+    UnsortedSegmentSum, whose GPU kernel adds rows with atomics. Here: the
+    primitive; gradient with respect to the values is a gather.
+    """
+    del as_ref
+    if dtype is not None and not tf.as_dtype(dtype).is_compatible_with(value.dtype):
+        raise ValueError(
+            "Incompatible tensor conversion requested to `dtype` %s for IndexedSlices (%s) with dtype %s"
+            % (tf.as_dtype(dtype).name, value, value.dtype.name)
+        )
+    if value.dense_shape is None:
+        raise ValueError(
+            "Tensor conversion requested for IndexedSlices for argument `value` without dense_shape: %s" % (value,)
+        )
+    if not tf.executing_eagerly():
+        dense_shape_value = tf.get_static_value(value.dense_shape)
+        if dense_shape_value is not None:
+            num_elements = 1
+            for dim in dense_shape_value:
+                num_elements *= int(dim)
+            if num_elements >= _LARGE_SPARSE_NUM_ELEMENTS:
+                warnings.warn(
+                    "Converting sparse IndexedSlices to a dense Tensor with %d elements. "
+                    "This may consume a large amount of memory." % num_elements,
+                    stacklevel=2,
+                )
+    return unsorted_segment_sum(value.values, value.indices, value.dense_shape[0], name=name)
+
+
+# --------------------------------------------------------------------------- bias_add
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """Deterministic tf.nn.bias_add (backprop raw op BiasAddGrad).
+
+    The stock BiasAddGrad GPU kernel (before TF 2.1, or without
+    TF_DETERMINISTIC_OPS in 2.1-2.7) sums the gradient per channel with
+    atomicAdd. Here: a broadcast add forward (bitwise what BiasAdd computes)
+    and, for the bias gradient, a dense tf.reduce_sum over every axis but the
+    channel axis, which TF's reduction kernels compute in a fixed order.
+    NHWC ("N...C", default) and NCHW ("NC...") layouts, as the stock op.
+    """
+    with tf.name_scope(name or "BiasAdd"):
+        if data_format is not None:
+            if data_format.startswith("NC"):
+                data_format = "NCHW"
+            elif data_format.startswith("N") and data_format.endswith("C"):
+                data_format = "NHWC"
+            else:
+                raise ValueError(
+                    "`data_format` must be of the form `N...C` or `NC...`. Received: data_format=%s" % data_format
+                )
+        value = tf.convert_to_tensor(value, name="input")
+        bias = tf.convert_to_tensor(bias, dtype=value.dtype, name="bias")
+        if bias.shape.rank is not None and bias.shape.rank != 1:
+            raise ValueError("Shape must be rank 1 but is rank %d for bias" % bias.shape.rank)
+        channels_first = data_format == "NCHW"
+        if value.shape.rank is not None and value.shape.rank < (3 if channels_first else 2):
+            raise ValueError(
+                "Shape must be at least rank %d but is rank %d for input" % (3 if channels_first else 2,
+                                                                                   value.shape.rank)
+            )
+
+        def forward(v, b):
+            if channels_first:
+                shape = tf.concat([[1, -1], tf.ones(tf.reshape(tf.rank(v) - 2, [1]), tf.int32)], 0)
+                b = tf.reshape(b, shape)
+            return v + b
+
+        def backward(dy, y, v, b):
+            rank = tf.rank(dy)
+            axes = tf.range(rank)
+            channel_axis = 1 if channels_first else rank - 1
+            axes = tf.boolean_mask(axes, tf.not_equal(axes, channel_axis))
+            return dy, tf.reduce_sum(dy, axis=axes)
+
+        return _with_gradient(forward, backward, value, bias)
+
+
+# --------------------------------------------------------------------------- bincount
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, name=None, axis=None,
+             binary_output=False):
+    """Deterministic tf.math.bincount (raw ops DenseBincount, Bincount).
+
+    The stock GPU kernels count with atomics; with float weights the sums are
+    run-to-run different, and 2.7+ raise under op determinism. Here: counts or
+    weight sums through the primitive (the output length, minlength,
+    maxlength, axis=-1 per-row counting and binary_output as the stock API;
+    negative values raise InvalidArgumentError as on CPU). Not differentiable,
+    as the stock op (its gradient is None here instead of a LookupError).
+    """
+    with tf.name_scope(name or "bincount"):
+        arr = tf.convert_to_tensor(arr, name="arr")
+        if weights is not None:
+            weights = tf.convert_to_tensor(weights, name="weights")
+        if weights is not None and binary_output:
+            raise ValueError(
+                "Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one."
+            )
+        if not arr.dtype.is_integer:
+            arr = tf.cast(arr, tf.int32)
+        if axis is None:
+            axis = 0
+        if axis not in (0, -1):
+            raise ValueError("Unsupported value for argument axis=%s. Only 0 and -1 are currently supported." % axis)
+        idt = arr.dtype if arr.dtype in (tf.int32, tf.int64) else tf.int64
+        arr = tf.cast(arr, idt)
+        nonempty = tf.size(arr) > 0
+        output_size = tf.cast(nonempty, idt) * (tf.reduce_max(tf.concat([tf.reshape(arr, [-1]), tf.zeros([1], idt)], 0)) + 1)
+        if minlength is not None:
+            output_size = tf.maximum(tf.cast(tf.convert_to_tensor(minlength, name="minlength"), idt), output_size)
+        if maxlength is not None:
+            output_size = tf.minimum(tf.cast(tf.convert_to_tensor(maxlength, name="maxlength"), idt), output_size)
+        check = tf.debugging.assert_non_negative(arr, message="Input arr must be non-negative!")
+        with tf.control_dependencies([check]):
+            arr = tf.identity(arr)
+        out_dtype = weights.dtype if weights is not None else tf.as_dtype(dtype)
+        values = weights if weights is not None else tf.ones(tf.shape(arr), out_dtype)
+        if axis == 0:
+            ids = tf.reshape(arr, [-1])
+            values = tf.reshape(values, [-1])
+            num_segments = output_size
+        else:
+            if arr.shape.rank is not None and arr.shape.rank != 2:
+                raise ValueError("bincount with axis=-1 needs a rank-2 input, got rank %d" % arr.shape.rank)
+            rows = tf.shape(arr, out_type=idt)[0]
+            ids = tf.range(rows, dtype=idt)[:, tf.newaxis] * output_size + arr
+            ids = tf.where(arr < output_size, ids, -tf.ones_like(ids))
+            num_segments = rows * output_size
+        ids = tf.where(ids < num_segments, ids, -tf.ones_like(ids)) if axis == 0 else ids
+        out = _p.segment_reduce(tf.stop_gradient(values), ids, num_segments, "sum")
+        if binary_output:
+            out = tf.cast(out > 0, out_dtype)
+        if axis == -1:
+            out = tf.reshape(out, tf.stack([rows, output_size]))
+        return tf.stop_gradient(out)
+
+
+# --------------------------------------------------------------------------- sparse x dense
+
+
+def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
+    """Deterministic tf.sparse.sparse_dense_matmul (raw op SparseTensorDenseMatMul).
+
+    The stock GPU kernel adds a_value * b[col, :] into out[row, :] with
+    atomics (and raises in 2.6+ under op determinism). Here: the products are
+    formed per nonzero, then summed per output row by the primitive. Gradient
+    with respect to b is the same computation with A transposed; with respect
+    to A's values, per-nonzero dot products (gathers and a batched matmul, as
+    TF's gradient). A SparseTensor b is handled by transposition, as stock.
+    """
+    if isinstance(b, (tf.SparseTensor, getattr(tf.compat.v1, "SparseTensorValue", tf.SparseTensor))):
+        if adjoint_a != adjoint_b:
+            return tf.transpose(sparse_dense_matmul(b, sp_a, adjoint_a, adjoint_b))
+        return tf.transpose(sparse_dense_matmul(b, sp_a, adjoint_a=not adjoint_a, adjoint_b=not adjoint_b))
+    with tf.name_scope(name or "SparseTensorDenseMatMul"):
+        if not isinstance(sp_a, tf.SparseTensor):
+            sp_a = tf.SparseTensor.from_value(sp_a)
+        indices, values, shape = sp_a.indices, sp_a.values, sp_a.dense_shape
+        b = tf.convert_to_tensor(b, name="b")
+
+        def product(vals, dense, adj_a, adj_b):
+            rows, cols = indices[:, 0], indices[:, 1]
+            out_rows = shape[0]
+            if adj_a:
+                rows, cols, out_rows = cols, rows, shape[1]
+                vals = tf.math.conj(vals)
+            if adj_b:
+                dense = tf.math.conj(tf.transpose(dense))
+            inner = tf.cast(shape[0] if adj_a else shape[1], tf.int64)
+            check = tf.debugging.assert_equal(
+                tf.cast(tf.shape(dense)[0], tf.int64), inner,
+                message="Cannot multiply A and B because inner dimension does not match",
+            )
+            with tf.control_dependencies([check]):
+                terms = vals[:, tf.newaxis] * tf.gather(dense, cols)
+            return _p.segment_reduce(terms, rows, out_rows, "sum")
+
+        def backward(dy, y, vals, dense):
+            # d/dB: A^T dy (or its adjoint form), itself order-fixed.
+            b_grad = product(vals, dy, not adjoint_a, False)
+            if adjoint_b:
+                b_grad = tf.math.conj(tf.transpose(b_grad))
+            rows, cols = indices[:, 0], indices[:, 1]
+            parts_a = tf.gather(dy, cols if adjoint_a else rows)
+            parts_b = tf.gather(tf.transpose(dense) if adjoint_b else dense, rows if adjoint_a else cols)
+            if not adjoint_a and not adjoint_b:
+                a_grad = tf.matmul(parts_a[:, tf.newaxis, :], parts_b[:, tf.newaxis, :], adjoint_b=True)
+            elif adjoint_a and not adjoint_b:
+                a_grad = tf.matmul(parts_a[:, :, tf.newaxis], parts_b[:, :, tf.newaxis], adjoint_a=True)
+            elif not adjoint_a and adjoint_b:
+                a_grad = tf.matmul(parts_a[:, tf.newaxis, :], parts_b[:, :, tf.newaxis])
+            else:
+                a_grad = tf.matmul(parts_a[:, :, tf.newaxis], parts_b[:, tf.newaxis, :], adjoint_a=True,
+                                   adjoint_b=True)
+            return tf.reshape(a_grad, [-1]), b_grad
+
+        return _with_gradient(lambda v, d: product(v, d, adjoint_a, adjoint_b), backward, values, b)
+
+
+# --------------------------------------------------------------------------- image resizing
+
+
+def _round_half_away(v):
+    """C roundf for v >= 0, exactly: floor, plus one if the fraction is >= 0.5."""
+    f = tf.floor(v)
+    return f + tf.cast(v - f >= 0.5, v.dtype)
+
+
+def _nearest_source(out_size, in_size, align_corners, half_pixel_centers):
+    """For each of out_size positions, the nearest source index in [0, in_size), as TF's CPU kernels.
+
+    scale = (in - 1)/(out - 1) with align_corners (and out > 1), else in/out,
+    in float32; source = floor(x * scale) (legacy), floor((x + 0.5) * scale)
+    (half-pixel centers) or roundf(...) with align_corners; clipped to in - 1.
+    """
+    out_f = tf.cast(out_size, tf.float32)
+    in_f = tf.cast(in_size, tf.float32)
+    if align_corners:
+        scale = tf.where(out_size > 1, (in_f - 1.0) / tf.maximum(out_f - 1.0, 1.0), in_f / out_f)
+    else:
+        scale = in_f / out_f
+    x = tf.cast(tf.range(out_size), tf.float32)
+    v = (x + 0.5) * scale if half_pixel_centers else x * scale
+    src = _round_half_away(v) if align_corners else tf.floor(v)
+    src = tf.minimum(tf.cast(src, tf.int32), tf.cast(in_size, tf.int32) - 1)
+    return tf.maximum(src, 0)
+
+
+def _check_resize_flags(align_corners, half_pixel_centers):
+    if align_corners and half_pixel_centers:
+            raise tf.errors.InvalidArgumentError(
+            None, None, "If half_pixel_centers is True, align_corners must be False."
+        )
+
+
+def resize_nearest_neighbor_grad(grads, size, align_corners=False, half_pixel_centers=False, name=None):
+    """Deterministic ResizeNearestNeighborGrad (tf.raw_ops signature): gradient of nearest resizing.
+
+    grads: [batch, h, w, channels], the gradient of the resized images; size:
+    the original [height, width]. The stock GPU kernel adds each gradient pixel
+    into its source pixel with atomics (2.7+ raise under op determinism). Each
+    output row/column receives a run of consecutive grads rows/columns (the
+    nearest-source map is non-decreasing), so this is two sorted segment sums
+    through the primitive, over rows then columns; no sort is needed.
+    """
+    _check_resize_flags(align_corners, half_pixel_centers)
+    with tf.name_scope(name or "ResizeNearestNeighborGrad"):
+        grads = tf.convert_to_tensor(grads, name="grads")
+        size = tf.convert_to_tensor(size, dtype=tf.int32, name="size")
+        shape = tf.shape(grads)
+        h, w = shape[1], shape[2]
+        height, width = size[0], size[1]
+        src_y = _nearest_source(h, height, align_corners, half_pixel_centers)
+        src_x = _nearest_source(w, width, align_corners, half_pixel_centers)
+        # rows: [h, B, w, C] -> [H, B, w, C]
+        g = tf.transpose(grads, [1, 0, 2, 3])
+        g = _p.segment_reduce(g, src_y, height, "sum", sorted_ids=True)
+        # columns: [w, H, B, C] -> [W, H, B, C]
+        g = tf.transpose(g, [2, 0, 1, 3])
+        g = _p.segment_reduce(g, src_x, width, "sum", sorted_ids=True)
+        out = tf.transpose(g, [2, 1, 0, 3])
+        out.set_shape([grads.shape[0], None, None, grads.shape[3]])
+        return out
+
+
+def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """tf.compat.v1.image.resize_nearest_neighbor with a deterministic gradient.
+
+    Forward: the stock ResizeNearestNeighbor op (deterministic). Gradient:
+    resize_nearest_neighbor_grad above instead of ResizeNearestNeighborGrad,
+    whose GPU kernel accumulates with atomics. tf.image.resize(method=NEAREST)
+    is this with half_pixel_centers=True.
+    """
+    _check_resize_flags(align_corners, half_pixel_centers)
+    with tf.name_scope(name or "ResizeNearestNeighbor"):
+        images = tf.convert_to_tensor(images, name="images")
+        size = tf.convert_to_tensor(size, dtype=tf.int32, name="size")
+
+        def forward(x):
+            return tf.raw_ops.ResizeNearestNeighbor(
+                images=x, size=size, align_corners=align_corners, half_pixel_centers=half_pixel_centers
+            )
+
+        def backward(dy, y, x):
+            return (resize_nearest_neighbor_grad(dy, tf.shape(x)[1:3], align_corners, half_pixel_centers),)
+
+        return _with_gradient(forward, backward, images)
+
+
+# --------------------------------------------------------------------------- crop_and_resize
+
+
+def _crop_geometry(boxes, box_ind, crop_hw, image_hw, batch):
+    """Sampling positions of crop_and_resize, computed as TF's CPU kernels do (float32).
+
+    Returns a dict of [nb, ch] / [nb, cw] tensors: in_y, in_x, top/bottom/left/right
+    indices, y_lerp/x_lerp, valid_y/valid_x, the box validity [nb], and the
+    ratios used by the boxes gradient.
+    """
+    boxes = tf.cast(boxes, tf.float32)
+    y1, x1, y2, x2 = boxes[:, 0:1], boxes[:, 1:2], boxes[:, 2:3], boxes[:, 3:4]
+    ch, cw = crop_hw[0], crop_hw[1]
+    height, width = image_hw[0], image_hw[1]
+
+    def axis(a1, a2, crop, size):
+        size_m1 = tf.cast(size - 1, tf.float32)
+        crop_m1 = tf.cast(crop - 1, tf.float32)
+        many = crop > 1
+        scale = tf.where(many, (a2 - a1) * size_m1 / tf.maximum(crop_m1, 1.0), tf.zeros_like(a1))
+        ratio = tf.where(many, size_m1 / tf.maximum(crop_m1, 1.0), 0.0)
+        pos = tf.cast(tf.range(crop), tf.float32)[tf.newaxis, :]
+        # crop == 1: 0.5 * (a1 + a2) * (size - 1) is evaluated in double by the kernel.
+        single = tf.cast(0.5 * (tf.cast(a1 + a2, tf.float64)) * tf.cast(size - 1, tf.float64), tf.float32)
+        inp = tf.where(many, a1 * size_m1 + pos * scale, single + 0.0 * pos)
+        valid = tf.logical_and(inp >= 0.0, inp <= size_m1)
+        lo = tf.floor(inp)
+        hi = tf.math.ceil(inp)
+        lerp = inp - lo
+        last = tf.cast(size - 1, tf.int32)
+        return {
+            "in": inp,
+            "lo": tf.clip_by_value(tf.cast(lo, tf.int32), 0, tf.maximum(last, 0)),
+            "hi": tf.clip_by_value(tf.cast(hi, tf.int32), 0, tf.maximum(last, 0)),
+            "near": tf.clip_by_value(tf.cast(_round_half_away(tf.maximum(inp, 0.0)), tf.int32), 0,
+                                     tf.maximum(last, 0)),
+            "lerp": lerp,
+            "valid": valid,
+            "ratio": ratio,
+            "pos": pos,
+            "size_m1": size_m1,
+            "many": many,
+        }
+
+    box_ok = tf.logical_and(box_ind >= 0, box_ind < batch)
+    return axis(y1, y2, ch, height), axis(x1, x2, cw, width), box_ok
+
+
+def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, T, method="bilinear", name=None):
+    """Deterministic CropAndResizeGradImage (tf.raw_ops signature): crop_and_resize's gradient to the image.
+
+    The stock kernels scatter-add every crop pixel's gradient into up to four
+    image pixels; on GPU with atomics (2.6+ raise under op determinism), and on
+    CPU before 2.6 from several threads at once. Here: the contributions are
+    formed per (box, y, x, corner) exactly as the kernel forms them, then
+    summed per image pixel by the primitive. method "bilinear" or "nearest".
+    """
+    if method not in ("bilinear", "nearest"):
+        raise ValueError("method must be 'bilinear' or 'nearest', got %r" % (method,))
+    with tf.name_scope(name or "CropAndResizeGradImage"):
+        grads = tf.convert_to_tensor(grads, name="grads")
+        boxes = tf.convert_to_tensor(boxes, name="boxes")
+        box_ind = tf.convert_to_tensor(box_ind, name="box_ind")
+        image_size = tf.convert_to_tensor(image_size, dtype=tf.int32, name="image_size")
+        T = tf.as_dtype(T)
+        batch, height, width, depth = image_size[0], image_size[1], image_size[2], image_size[3]
+        gshape = tf.shape(grads)
+        nb, ch, cw = gshape[0], gshape[1], gshape[2]
+        ys, xs, box_ok = _crop_geometry(boxes, box_ind, gshape[1:3], image_size[1:3], batch)
+        g = tf.cast(grads, tf.float32)
+        ok = (box_ok[:, tf.newaxis, tf.newaxis]
+              & ys["valid"][:, :, tf.newaxis] & xs["valid"][:, tf.newaxis, :])  # [nb, ch, cw]
+        base = tf.cast(box_ind, tf.int64)[:, tf.newaxis, tf.newaxis] * tf.cast(height, tf.int64)
+
+        def pixel(yy, xx):  # [nb, ch] and [nb, cw] -> linear pixel ids [nb, ch, cw], -1 where skipped
+            lin = ((base + tf.cast(yy, tf.int64)[:, :, tf.newaxis]) * tf.cast(width, tf.int64)
+                   + tf.cast(xx, tf.int64)[:, tf.newaxis, :])
+            return tf.where(ok, lin, -tf.ones_like(lin))
+
+        if method == "bilinear":
+            y_lerp = ys["lerp"][:, :, tf.newaxis, tf.newaxis]
+            x_lerp = xs["lerp"][:, tf.newaxis, :, tf.newaxis]
+            dtop = (1.0 - y_lerp) * g
+            dbottom = y_lerp * g
+            terms = [
+                (pixel(ys["lo"], xs["lo"]), (1.0 - x_lerp) * dtop),
+                (pixel(ys["lo"], xs["hi"]), x_lerp * dtop),
+                (pixel(ys["hi"], xs["lo"]), (1.0 - x_lerp) * dbottom),
+                (pixel(ys["hi"], xs["hi"]), x_lerp * dbottom),
+            ]
+        else:
+            terms = [(pixel(ys["near"], xs["near"]), g)]
+        ids = tf.concat([tf.reshape(i, [-1]) for i, _ in terms], 0)
+        vals = tf.concat([tf.reshape(tf.cast(v, T), tf.stack([-1, depth])) for _, v in terms], 0)
+        num = tf.cast(batch, tf.int64) * tf.cast(height, tf.int64) * tf.cast(width, tf.int64)
+        out = _p.segment_reduce(vals, ids, num, "sum")
+        del nb, ch, cw
+        return tf.reshape(out, image_size)
+
+
+def crop_and_resize_grad_boxes(grads, image, boxes, box_ind, method="bilinear", name=None):
+    """Deterministic CropAndResizeGradBoxes (tf.raw_ops signature): crop_and_resize's gradient to the boxes.
+
+    The stock kernels sum, per box, terms from every crop pixel and channel;
+    on GPU with atomics (2.6+ raise under op determinism). Here: the same
+    terms, formed as the kernel forms them, summed per box by a dense
+    tf.reduce_sum (fixed order). Only "bilinear" exists, as in the stock op.
+    """
+    if method != "bilinear":
+        raise ValueError("method must be 'bilinear', got %r" % (method,))
+    with tf.name_scope(name or "CropAndResizeGradBoxes"):
+        grads = tf.convert_to_tensor(grads, name="grads")
+        image = tf.convert_to_tensor(image, name="image")
+        boxes = tf.convert_to_tensor(boxes, name="boxes")
+        box_ind = tf.convert_to_tensor(box_ind, name="box_ind")
+        ishape = tf.shape(image)
+        batch = ishape[0]
+        ys, xs, box_ok = _crop_geometry(boxes, box_ind, tf.shape(grads)[1:3], ishape[1:3], batch)
+        b = tf.clip_by_value(box_ind, 0, tf.maximum(batch - 1, 0))
+        img = tf.cast(image, tf.float32)
+
+        def corner(yy, xx):  # image values at [nb, ch, cw, D]
+            nb, ch, cw = tf.shape(yy)[0], tf.shape(yy)[1], tf.shape(xx)[1]
+            bb = tf.broadcast_to(b[:, tf.newaxis, tf.newaxis], tf.stack([nb, ch, cw]))
+            yb = tf.broadcast_to(yy[:, :, tf.newaxis], tf.stack([nb, ch, cw]))
+            xb = tf.broadcast_to(xx[:, tf.newaxis, :], tf.stack([nb, ch, cw]))
+            return tf.gather_nd(img, tf.stack([bb, yb, xb], -1))
+
+        top_left = corner(ys["lo"], xs["lo"])
+        top_right = corner(ys["lo"], xs["hi"])
+        bottom_left = corner(ys["hi"], xs["lo"])
+        bottom_right = corner(ys["hi"], xs["hi"])
+        y_lerp = ys["lerp"][:, :, tf.newaxis, tf.newaxis]
+        x_lerp = xs["lerp"][:, tf.newaxis, :, tf.newaxis]
+        g = tf.cast(grads, tf.float32)
+        image_grad_y = ((1.0 - x_lerp) * (bottom_left - top_left) + x_lerp * (bottom_right - top_right)) * g
+        image_grad_x = ((1.0 - y_lerp) * (top_right - top_left) + y_lerp * (bottom_right - bottom_left)) * g
+        ok = (box_ok[:, tf.newaxis, tf.newaxis]
+              & ys["valid"][:, :, tf.newaxis] & xs["valid"][:, tf.newaxis, :])[..., tf.newaxis]
+        image_grad_y = tf.where(ok, image_grad_y, 0.0)
+        image_grad_x = tf.where(ok, image_grad_x, 0.0)
+
+        def coefficients(ax):  # [nb, n] factors for (d a1, d a2)
+            pos_ratio = ax["pos"] * ax["ratio"]
+            half = 0.5 * ax["size_m1"]
+            c1 = tf.where(ax["many"], ax["size_m1"] - pos_ratio, half + 0.0 * pos_ratio)
+            c2 = tf.where(ax["many"], pos_ratio, half + 0.0 * pos_ratio)
+            return c1, c2
+
+        cy1, cy2 = coefficients(ys)
+        cx1, cx2 = coefficients(xs)
+        sy = tf.reduce_sum(image_grad_y, axis=[2, 3])  # [nb, ch]
+        sx = tf.reduce_sum(image_grad_x, axis=[1, 3])  # [nb, cw]
+        dy1 = tf.reduce_sum(sy * tf.broadcast_to(cy1, tf.shape(sy)), axis=1)
+        dy2 = tf.reduce_sum(sy * tf.broadcast_to(cy2, tf.shape(sy)), axis=1)
+        dx1 = tf.reduce_sum(sx * tf.broadcast_to(cx1, tf.shape(sx)), axis=1)
+        dx2 = tf.reduce_sum(sx * tf.broadcast_to(cx2, tf.shape(sx)), axis=1)
+        return tf.stack([dy1, dx1, dy2, dx2], axis=1)
+
+
+def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", extrapolation_value=0.0, name=None):
+    """tf.image.crop_and_resize (v2 signature) with deterministic gradients.
+
+    Forward: the stock CropAndResize op (deterministic). Gradients:
+    crop_and_resize_grad_image and crop_and_resize_grad_boxes above instead of
+    CropAndResizeGradImage/CropAndResizeGradBoxes, which accumulate with
+    atomics on GPU. As TF's gradient, the image gradient exists for float
+    images only and the boxes gradient is the bilinear one for either method.
+    """
+    with tf.name_scope(name or "crop_and_resize"):
+        image = tf.convert_to_tensor(image, name="image")
+        boxes = tf.convert_to_tensor(boxes, name="boxes")
+        box_indices = tf.convert_to_tensor(box_indices, name="box_indices")
+        crop_size = tf.convert_to_tensor(crop_size, name="crop_size")
+
+        def forward(img, bxs):
+            return tf.raw_ops.CropAndResize(
+                image=img, boxes=bxs, box_ind=box_indices, crop_size=crop_size, method=method,
+                extrapolation_value=extrapolation_value,
+            )
+
+        def backward(dy, y, img, bxs):
+            if img.dtype in (tf.float16, tf.float32, tf.float64):
+                g_img = crop_and_resize_grad_image(dy, bxs, box_indices, tf.shape(img), img.dtype, method=method)
+            else:
+                g_img = None
+            g_boxes = crop_and_resize_grad_boxes(dy, img, bxs, box_indices)
+            return g_img, g_boxes
+
+        return _with_gradient(forward, backward, image, boxes)
+
+
+# --------------------------------------------------------------------------- scatter_nd
+
+
+def _linear_indices(indices, shape, bad_indices_policy):
+    """Row-major linear index of each index tuple into shape[:K].
+
+    Out-of-range tuples raise InvalidArgumentError (the CPU kernels' default and
+    "ERROR" policy) or, with bad_indices_policy="IGNORE", get -1 (dropped).
+    """
+    if bad_indices_policy not in ("", "DEFAULT", "ERROR", "IGNORE"):
+        raise ValueError("bad_indices_policy must be '', 'DEFAULT', 'ERROR' or 'IGNORE', got %r"
+                         % (bad_indices_policy,))
+    indices = tf.cast(indices, tf.int64)
+    shape = tf.cast(shape, tf.int64)
+    k = tf.shape(indices)[-1]
+    outer = shape[:k]
+    flat = tf.reshape(indices, tf.stack([-1, k]))
+    ok = tf.reduce_all(tf.logical_and(flat >= 0, flat < outer[tf.newaxis, :]), axis=1)
+    strides = tf.math.cumprod(outer, exclusive=True, reverse=True)
+    lin = tf.reduce_sum(flat * strides[tf.newaxis, :], axis=1)
+    if bad_indices_policy == "IGNORE":
+        lin = tf.where(ok, lin, -tf.ones_like(lin))
+    else:
+        check = tf.debugging.Assert(tf.reduce_all(ok), ["indices do not index into shape", shape])
+        with tf.control_dependencies([check]):
+            lin = tf.identity(lin)
+    return lin, tf.reduce_prod(outer), k
+
+
+def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
+    """Deterministic tf.scatter_nd (raw op ScatterNd): duplicate indices summed in a fixed order.
+
+    The stock GPU kernel adds duplicates with atomics (float sums vary run to
+    run). Here: indices are linearised over shape[:K] and the update slices
+    are summed by the primitive. Out-of-range indices raise
+    InvalidArgumentError, as on CPU, unless bad_indices_policy="IGNORE"
+    (then they are skipped). Gradient: gather_nd of the output gradient, as TF's.
+    """
+    with tf.name_scope(name or "ScatterNd"):
+        indices = tf.convert_to_tensor(indices, name="indices")
+        updates = tf.convert_to_tensor(updates, name="updates")
+        shape = tf.convert_to_tensor(shape, name="shape")
+        lin, num, k = _linear_indices(indices, shape, bad_indices_policy)
+
+        def forward(u):
+            slice_shape = tf.cast(shape[k:], tf.int32)
+            rows = tf.reshape(u, tf.concat([[-1], slice_shape], 0))
+            out = _p.segment_reduce(rows, lin, num, "sum")
+            return tf.reshape(out, tf.cast(shape, tf.int32))
+
+        def backward(dy, y, u):
+            if bad_indices_policy == "IGNORE":
+                return (_gather_nd_drop_bad(dy, indices, shape),)
+            return (tf.gather_nd(dy, indices),)
+
+        return _with_gradient(forward, backward, updates)
+
+
+def _gather_nd_drop_bad(params, indices, shape):
+    """gather_nd with zeros for out-of-range index tuples."""
+    indices64 = tf.cast(indices, tf.int64)
+    outer = tf.cast(shape, tf.int64)[:tf.shape(indices)[-1]]
+    ok = tf.reduce_all(tf.logical_and(indices64 >= 0, indices64 < outer), axis=-1)
+    safe = tf.where(ok[..., tf.newaxis], indices64, tf.zeros_like(indices64))
+    gathered = tf.gather_nd(params, safe)
+    mask = tf.reshape(ok, tf.concat([tf.shape(ok), tf.ones(tf.reshape(tf.rank(gathered) - tf.rank(ok), [1]),
+                                                             tf.int32)], 0))
+    return tf.where(mask, gathered, tf.zeros_like(gathered))
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=None):
+    """Deterministic tf.tensor_scatter_nd_add (raw op TensorScatterAdd).
+
+    The stock GPU kernel adds (possibly duplicate) updates into a copy of
+    tensor with atomics. Here: tensor + scatter_nd(indices, updates) above
+    (duplicates are summed first, in a fixed order). Gradient: identity for
+    tensor, gather_nd for updates.
+    """
+    with tf.name_scope(name or "TensorScatterAdd"):
+        tensor = tf.convert_to_tensor(tensor, name="tensor")
+        return tensor + scatter_nd(indices, updates, tf.shape(tensor, out_type=tf.int64), bad_indices_policy)
+
+
+# --------------------------------------------------------------------------- composites (no atomics at all)
+
+
+def _move_axis_to_end(t, axis):
+    rank = tf.rank(t)
+    axis = axis % rank if isinstance(axis, int) and axis < 0 else axis
+    perm = tf.concat([tf.range(axis), tf.range(axis + 1, rank), [axis]], 0)
+    return tf.transpose(t, perm)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """Deterministic tf.nn.softmax_cross_entropy_with_logits (raw op SoftmaxCrossEntropyWithLogits).
+
+    The fused GPU kernel (forward and its built-in backprop) is
+    nondeterministic before TF 2.6 (2.7 for the raw op). Here: TF's own
+    deterministic composite, -sum(labels * log_softmax(logits)), whose gradient
+    (LogSoftmax's and a broadcast) has no accumulation across threads. float16
+    and bfloat16 logits are computed in float32, as the stock op does.
+    """
+    with tf.name_scope(name or "softmax_cross_entropy_with_logits"):
+        logits = tf.convert_to_tensor(logits, name="logits")
+        labels = tf.convert_to_tensor(labels, name="labels")
+        to_float32 = logits.dtype in (tf.float16, tf.bfloat16)
+        precise = tf.cast(logits, tf.float32) if to_float32 else logits
+        labels = tf.cast(labels, precise.dtype)
+        static_shape = logits.shape
+        if axis != -1:
+            precise = _move_axis_to_end(precise, axis)
+            labels = _move_axis_to_end(labels, axis)
+        log_probs = tf.nn.log_softmax(precise, axis=-1)
+        cost = -tf.reduce_sum(labels * log_probs, axis=-1)
+        if static_shape.rank is not None:
+            dims = static_shape.as_list()
+            del dims[axis]
+            cost.set_shape(dims)
+        return tf.cast(cost, logits.dtype) if to_float32 else cost
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    """Deterministic tf.nn.sparse_softmax_cross_entropy_with_logits (raw op SparseSoftmaxCrossEntropyWithLogits).
+
+    The fused GPU kernel is nondeterministic (2.6 raises under op determinism).
+    Here: -log_softmax(logits) at the label, picked with a one-hot product
+    rather than a batched gather (whose gradient would be an atomic segment
+    sum); out-of-range labels give NaN, as TF's deterministic path does.
+    """
+    with tf.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
+        labels = tf.convert_to_tensor(labels, name="labels")
+        logits = tf.convert_to_tensor(logits, name="logits")
+        to_float32 = logits.dtype in (tf.float16, tf.bfloat16)
+        precise = tf.cast(logits, tf.float32) if to_float32 else logits
+        if logits.shape.rank is not None and labels.shape.rank is not None \
+                and labels.shape.rank != logits.shape.rank - 1:
+            raise ValueError("`labels.shape.rank` must equal `logits.shape.rank - 1`. Received: labels.shape=%s "
+                             "of rank %d and logits.shape=%s of rank %d" % (labels.shape, labels.shape.rank,
+                                                                            logits.shape, logits.shape.rank))
+        classes = tf.shape(precise)[-1]
+        log_probs = tf.nn.log_softmax(precise, axis=-1)
+        picked = tf.one_hot(labels, classes, dtype=precise.dtype)
+        cost = -tf.reduce_sum(picked * log_probs, axis=-1)
+        invalid = tf.logical_or(labels < 0, labels >= tf.cast(classes, labels.dtype))
+        cost = tf.where(invalid, tf.constant(float("nan"), precise.dtype), cost)
+        return tf.cast(cost, logits.dtype) if to_float32 else cost
+
+
+def adjust_contrast(images, contrast_factor):
+    """Deterministic tf.image.adjust_contrast (raw op AdjustContrastv2).
+
+    The GPU kernel computes the per-channel means with atomics (2.7+ raise
+    under op determinism). Here: tf.reduce_mean over height and width (a dense
+    reduction, fixed order) and x * factor + mean * (1 - factor), in float32
+    for non-float inputs as the stock op, converted back with saturation.
+    Differentiable (the stock op has no gradient).
+    """
+    with tf.name_scope("adjust_contrast"):
+        images = tf.convert_to_tensor(images, name="images")
+        orig_dtype = images.dtype
+        if orig_dtype in (tf.float16, tf.float32):
+            flt = images
+        else:
+            flt = tf.image.convert_image_dtype(images, tf.float32)
+        work = tf.cast(flt, tf.float32)
+        factor = tf.cast(contrast_factor, tf.float32)
+        mean = tf.reduce_mean(work, axis=[-3, -2], keepdims=True)
+        # x * f + mean * (1 - f): the same value as (x - mean) * f + mean up to a few
+        # ulps (within the stated tolerance), one pass over the image fewer.
+        adjusted = tf.cast(work * factor + mean * (1.0 - factor), flt.dtype)
+        return tf.image.convert_image_dtype(adjusted, orig_dtype, saturate=True)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+# Stock API or raw op name -> replacement, for the install layer and the tests.
+REPLACEMENTS = {
+    "tf.math.unsorted_segment_sum": unsorted_segment_sum,
+    "tf.math.segment_sum": segment_sum,
+    "tf.math.unsorted_segment_mean": unsorted_segment_mean,
+    "tf.math.unsorted_segment_sqrt_n": unsorted_segment_sqrt_n,
+    "tf.math.unsorted_segment_prod": unsorted_segment_prod,
+    "tf.math.unsorted_segment_max": unsorted_segment_max,
+    "tf.math.unsorted_segment_min": unsorted_segment_min,
+    "IndexedSlices->Tensor": indexed_slices_to_dense,
+    "tf.nn.bias_add": bias_add,
+    "tf.math.bincount": bincount,
+    "tf.sparse.sparse_dense_matmul": sparse_dense_matmul,
+    "tf.compat.v1.image.resize_nearest_neighbor": resize_nearest_neighbor,
+    "ResizeNearestNeighborGrad": resize_nearest_neighbor_grad,
+    "tf.image.crop_and_resize": crop_and_resize,
+    "CropAndResizeGradImage": crop_and_resize_grad_image,
+    "CropAndResizeGradBoxes": crop_and_resize_grad_boxes,
+    "tf.scatter_nd": scatter_nd,
+    "tf.tensor_scatter_nd_add": tensor_scatter_nd_add,
+    "tf.nn.softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits,
+    "tf.nn.sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
+    "tf.image.adjust_contrast": adjust_contrast,
+}
+
+__all__ = sorted(f.__name__ for f in REPLACEMENTS.values()) + ["REPLACEMENTS"]
