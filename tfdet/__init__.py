@@ -1,8 +1,35 @@
 """tfdet: find, measure and fix nondeterminism in TensorFlow.
 
-The public facade; everything here is re-exported from private modules.
+    import tensorflow as tf
+    import tfdet
+    tfdet.patch(seed=0)       # every determinism switch, replacements, seeds
+    print(tfdet.status())     # what changed, and what is still not covered
+
+The public facade; everything here is re-exported from private modules, loaded
+on first use so that `import tfdet` stays cheap (the probe's worker imports
+it inside other interpreters).
 """
 
 from ._version import __version__
 
-__all__ = ["__version__"]
+_LAZY = {
+    "patch": "tfdet.patch.install",
+    "unpatch": "tfdet.patch.install",
+    "status": "tfdet.patch.install",
+    "deterministic": "tfdet.patch.install",
+    "TfdetWarning": "tfdet.patch.install",
+    "TfdetError": "tfdet.patch.install",
+}
+
+__all__ = ["__version__"] + sorted(_LAZY)
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module 'tfdet' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

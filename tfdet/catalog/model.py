@@ -93,6 +93,7 @@ class Entry:
     gradient_wrt: Tuple[str, ...] = ()
     condition: Optional[str] = None
     requires: Tuple[str, ...] = ()
+    fixed_by_seeding: bool = False
     origin: Optional[Origin] = field(default=None, compare=False)
 
     @property
@@ -274,6 +275,8 @@ def entry_to_dict(entry):
         data["condition"] = entry.condition
     if entry.requires:
         data["requires"] = list(entry.requires)
+    if entry.fixed_by_seeding:
+        data["fixed_by_seeding"] = True
     data["devices"] = {device: [range_to_dict(r) for r in ranges] for device, ranges in entry.devices.items()}
     data["sources"] = list(entry.sources)
     return data

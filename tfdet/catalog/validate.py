@@ -200,6 +200,7 @@ def parse_document(text, path):
             raw_ops=tuple(raw["raw_ops"]), direction=raw["direction"], root_cause=raw["root_cause"],
             devices=devices, sources=tuple(raw["sources"]), gradient_wrt=tuple(raw.get("gradient_wrt", ())),
             condition=raw.get("condition"), requires=tuple(raw.get("requires", ())),
+            fixed_by_seeding=bool(raw.get("fixed_by_seeding", False)),
             origin=Origin(path, _line(node, parts)),
         ))
     if problems:

@@ -79,7 +79,8 @@ class Probe(object):
 
     def _setup_command(self, setup):
         return {"cmd": "setup", "threads": {"intra": self.config.intra_threads, "inter": self.config.inter_threads},
-                "api_calls": setup.api_calls, "patch": setup.patch, "execution": self.config.execution}
+                "api_calls": setup.api_calls, "patch": setup.patch, "patch_kwargs": {"seed": self.config.seed},
+                "execution": self.config.execution}
 
     def _environ(self, setup):
         extra = {}
@@ -95,10 +96,23 @@ class Probe(object):
                 worker = WorkerProcess(self.config.python, self._environ(setups[mode]), "%s#%d" % (mode, index))
                 worker.start()
                 pending.append((mode, worker))
-        environments = {}
+        environments, failed = {}, {}
         for mode, worker in pending:
-            self._handshake(worker, setups[mode], environments)
+            try:
+                self._handshake(worker, setups[mode], environments)
+            except (ProbeError, WorkerFailed) as exc:  # e.g. patched mode where tfdet's deps are missing
+                worker.kill()
+                failed.setdefault(mode, str(exc))
+                continue
             self.workers.setdefault(mode, []).append(worker)
+        for mode, reason in failed.items():
+            self.progress.message("mode %s dropped: %s" % (mode, reason))
+            for worker in self.workers.pop(mode, []):
+                worker.kill()
+            self.active_modes.remove(mode)
+            self.unavailable[mode] = reason
+        if not self.active_modes:
+            raise ProbeError("no mode could start: %s" % "; ".join("%s: %s" % kv for kv in failed.items()))
         return environments
 
     def _handshake(self, worker, setup, environments=None):
@@ -207,7 +221,7 @@ class Probe(object):
         if unknown:
             raise ProbeError("unknown mode %s" % ", ".join(unknown))
         self.active_modes = [m for m in config.modes if self.setups[m].available]
-        unavailable = {m: self.setups[m].reason for m in config.modes if not self.setups[m].available}
+        unavailable = self.unavailable = {m: self.setups[m].reason for m in config.modes if not self.setups[m].available}
         if not self.active_modes:
             raise ProbeError("none of the modes can run: %s" % "; ".join("%s: %s" % kv for kv in unavailable.items()))
         for mode, reason in unavailable.items():
