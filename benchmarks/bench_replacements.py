@@ -28,8 +28,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from tfdet.patch import primitive  # noqa: E402
-from tfdet.patch import replacements as R  # noqa: E402
+from tfdet.patching import primitive  # noqa: E402
+from tfdet.patching import replacements as R  # noqa: E402
 
 
 def _fwd_grad(fn, diff):

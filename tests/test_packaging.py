@@ -18,6 +18,6 @@ def test_wheel_ships_the_catalogue_and_every_package(tmp_path):
     source_yaml = {"tfdet/catalog_data/" + os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "catalog", "*.yaml"))}
     assert shipped_yaml == source_yaml and len(source_yaml) >= 2
     assert "tfdet/catalog_data/schema.json" in names
-    for package in ("tfdet/cli/__init__.py", "tfdet/probe/worker.py", "tfdet/patch/primitive.py", "tfdet/catalog/__init__.py", "tfdet/__main__.py"):
+    for package in ("tfdet/cli/__init__.py", "tfdet/probe/worker.py", "tfdet/patching/primitive.py", "tfdet/catalog/__init__.py", "tfdet/__main__.py"):
         assert package in names
     assert any(n.endswith("entry_points.txt") for n in names)

@@ -13,12 +13,12 @@ it inside other interpreters).
 from ._version import __version__
 
 _LAZY = {
-    "patch": "tfdet.patch.install",
-    "unpatch": "tfdet.patch.install",
-    "status": "tfdet.patch.install",
-    "deterministic": "tfdet.patch.install",
-    "TfdetWarning": "tfdet.patch.install",
-    "TfdetError": "tfdet.patch.install",
+    "patch": "tfdet.patching.install",
+    "unpatch": "tfdet.patching.install",
+    "status": "tfdet.patching.install",
+    "deterministic": "tfdet.patching.install",
+    "TfdetWarning": "tfdet.patching.install",
+    "TfdetError": "tfdet.patching.install",
 }
 
 __all__ = ["__version__"] + sorted(_LAZY)

@@ -64,7 +64,7 @@ _ELEMENTWISE_DTYPES = ("float16", "float32", "float64", "int32", "int64", "compl
 
 
 def _tf():
-    import tensorflow.compat.v2 as tf  # noqa: PLC0415 - keeps `import tfdet.patch.primitive` TF-free
+    import tensorflow.compat.v2 as tf  # noqa: PLC0415 - keeps `import tfdet.patching.primitive` TF-free
 
     return tf
 

@@ -1,4 +1,4 @@
-"""The four proofs for every replacement in tfdet.patch.replacements (the fourth, cost,
+"""The four proofs for every replacement in tfdet.patching.replacements (the fourth, cost,
 is benchmarks/bench_replacements.py):
 
 (a) forward and gradient match the stock op within the tolerances stated in
@@ -19,8 +19,8 @@ import pytest
 
 import tensorflow as tf
 
-from tfdet.patch import primitive
-from tfdet.patch import replacements as R
+from tfdet.patching import primitive
+from tfdet.patching import replacements as R
 
 
 def _load_cases():

@@ -9,7 +9,7 @@ reductions and the primitive, so the backward pass is as deterministic as the
 forward pass.
 
 Which replacement is installed where is decided by the catalogue and the
-install layer (tfdet.patch); nothing here rebinds anything.
+install layer (tfdet.patching.install); nothing here rebinds anything.
 
 Python 3.7 / TF 1.15 compatible (tensorflow.compat.v2 API).
 """

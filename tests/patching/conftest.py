@@ -1,4 +1,4 @@
-"""Shared cases, tolerances and helpers for the tfdet.patch tests.
+"""Shared cases, tolerances and helpers for the tfdet.patching tests.
 
 This file is also imported as a plain module (`import conftest`) by the
 cross-process digests and by the multi-version check, which run inside other
@@ -341,7 +341,7 @@ def make_sorted(variant):
 
 def _seg_case(name, fn_name, make, dtypes, **kw):
     def ours(tf, inp, data):
-        from tfdet.patch import replacements as R
+        from tfdet.patching import replacements as R
 
         return getattr(R, fn_name)(data, inp["ids"], inp["num"])
 
@@ -495,7 +495,7 @@ def make_scatter(rng, dtype):
 
 
 def _r():
-    from tfdet.patch import replacements as R
+    from tfdet.patching import replacements as R
 
     return R
 
@@ -702,7 +702,7 @@ REPEAT_CASES = [
 
 def repeat_digests(names=None, runs=1, seed=123, method="order_fixed"):
     """{case name: [digest per run]} of ours (output and gradients) on repeat_inputs."""
-    from tfdet.patch import primitive
+    from tfdet.patching import primitive
 
     names = [n for n in (names or REPEAT_CASES) if n in CASES and tf_version() >= CASES[n].min_tf]
     out = {}
@@ -887,7 +887,7 @@ def standalone_main(argv=None):
     """
     import traceback
 
-    from tfdet.patch import primitive
+    from tfdet.patching import primitive
 
     tf = tf_module()
     failures = 0
@@ -946,7 +946,7 @@ if pytest is not None:
     @pytest.fixture(autouse=True)
     def _order_fixed_method():
         """Every test in tests/patch exercises the order-fixed path unless it selects another."""
-        from tfdet.patch import primitive
+        from tfdet.patching import primitive
 
         with primitive.method_scope("order_fixed"):
             yield

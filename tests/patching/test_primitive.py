@@ -1,4 +1,4 @@
-"""tfdet.patch.primitive.segment_reduce: agreement with the stock unsorted segment ops,
+"""tfdet.patching.primitive.segment_reduce: agreement with the stock unsorted segment ops,
 edge cases, execution modes (eager, tf.function, TF1 graph), repeatability, the ops
 its graph is made of, and the dispatch between the stock and the order-fixed path."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import tensorflow as tf
 
-from tfdet.patch import primitive as P
+from tfdet.patching import primitive as P
 
 
 def _load_cases():

@@ -1,0 +1,217 @@
+"""tfdet.patch(), unpatch(), status() and deterministic() on the installed TF.
+
+Each scenario runs in a fresh interpreter: patching changes process-wide TF
+state (op determinism cannot be fully undone for traced functions), and the
+pytest process must stay stock for the other tests."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+pytest.importorskip("tensorflow")
+
+PRELUDE = """
+import json, os, sys, warnings
+warnings.simplefilter("always")
+import numpy as np
+import tensorflow as tf
+import tfdet
+def report(**values):
+    print("RESULT " + json.dumps(values))
+"""
+
+
+def run_python(code, timeout=240):
+    environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    for name in list(environ):
+        if name.startswith(("TF_DETERMINISTIC", "TF_CUDNN")):
+            del environ[name]
+    done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=timeout, env=environ)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def forced_catalogue(tmp_path):
+    """Entries that make patch() install replacements on this CPU, as it would on an old GPU TF."""
+    def entry(entry_id, raw_op, patch, direction="forward"):
+        data = {
+            "id": entry_id, "title": entry_id, "description": "forced for a test", "apis": [], "raw_ops": [raw_op],
+            "direction": direction, "root_cause": "atomics",
+            "devices": {"cpu": [{"versions": ">=1.14", "status": "nondeterministic", "patch": patch,
+                                 "sources": ["doc:test"]}]},
+            "sources": ["doc:test"],
+        }
+        if direction == "gradient":
+            data["gradient_wrt"] = ["input"]
+        return data
+    raising = entry("forced-timestamp", "Timestamp", "unused")
+    raising["devices"]["cpu"] = [
+        {"versions": "<2.8", "status": "nondeterministic", "sources": ["doc:test"]},
+        {"versions": ">=2.8", "status": "raises_under_determinism", "switches": ["enable_op_determinism"],
+         "error": {"type": "FailedPreconditionError", "message": "Timestamp cannot be called"},
+         "sources": ["doc:test"]}]
+    doc = {"schema_version": 1, "entries": [
+        entry("forced-unsorted-segment-sum", "UnsortedSegmentSum", "unsorted_segment_sum"),
+        entry("forced-gather-backprop", "GatherV2", "indexed_slices_to_dense", "gradient"),
+        entry("forced-resize-nearest", "ResizeNearestNeighborGrad", "resize_nearest_neighbor_grad", "gradient"),
+        entry("forced-crop", "CropAndResizeGradImage", "crop_and_resize_grad", "gradient"),
+        raising,
+    ]}
+    path = tmp_path / "forced.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_patch_status_and_unpatch_on_this_machine():
+    result = run_python("""
+        stock = tf.math.bincount
+        with warnings.catch_warnings(record=True) as caught:
+            status = tfdet.patch(seed=0)
+        from tensorflow.python.framework import config
+        patched = dict(env=os.environ.get("TF_DETERMINISTIC_OPS"), determinism=config.is_op_determinism_enabled(),
+                       rebound=tf.math.bincount is not stock, text=str(tfdet.status()),
+                       warned=[str(w.message) for w in caught if w.category is tfdet.TfdetWarning])
+        again = tfdet.patch(seed=0)
+        tfdet.unpatch()
+        report(patched=patched, replaced=status.replacements, places=status.replaced_places,
+               again_places=again.replaced_places, restored=tf.math.bincount is stock,
+               env_after=os.environ.get("TF_DETERMINISTIC_OPS"), determinism_after=config.is_op_determinism_enabled(),
+               after=str(tfdet.status()))
+    """)
+    patched = result["patched"]
+    assert patched["env"] == "1" and patched["determinism"] is True and patched["rebound"] is True
+    assert "bincount" in result["replaced"] and result["places"] == result["again_places"]
+    assert "TF_DETERMINISTIC_OPS=1" in patched["text"] and "seeds:         0" in patched["text"]
+    assert "NOT covered:" in patched["text"] and "non-deterministic-ints" in patched["text"]
+    (warning,) = patched["warned"]  # the remaining ones, named in one warning
+    assert "remain for TF" in warning and "timestamp" in warning
+    assert result["restored"] is True and result["env_after"] is None and result["determinism_after"] is False
+    assert result["after"].startswith("tfdet: not patched")
+
+
+def test_strict_raises_and_leaves_nothing_patched():
+    result = run_python("""
+        stock = tf.math.bincount
+        try:
+            tfdet.patch(strict=True)
+            raised = None
+        except tfdet.TfdetError as exc:
+            raised = str(exc)
+        report(raised=raised, patched=tfdet.status().patched, restored=tf.math.bincount is stock,
+               env=os.environ.get("TF_DETERMINISTIC_OPS"))
+    """)
+    assert "non-deterministic-ints" in result["raised"]
+    assert result["patched"] is False and result["restored"] is True and result["env"] is None
+
+
+def test_patch_after_the_first_op_warns_what_to_do():
+    result = run_python("""
+        tf.constant(1.0) + 1.0
+        with warnings.catch_warnings(record=True) as caught:
+            tfdet.patch(seed=1, quiet=False)
+        report(warnings=[str(w.message) for w in caught], status=tfdet.status().warnings)
+    """)
+    assert any("after TensorFlow ran its first op" in w for w in result["status"])
+    assert any("after TensorFlow ran its first op" in w for w in result["warnings"])
+
+
+def test_patch_is_idempotent_across_threads():
+    result = run_python("""
+        import threading
+        stock = tf.math.bincount
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(tfdet.patch(seed=3, quiet=True))) for _ in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        from tfdet.patching import install
+        changes = len(install._state["applied"].changes)
+        tfdet.unpatch()
+        report(n=len(results), places={str(r.replaced_places) for r in results}.__len__(), changes=changes,
+               restored=tf.math.bincount is stock)
+    """)
+    assert result["n"] == 8 and result["places"] == 1 and result["restored"] is True
+    assert result["changes"] >= 1
+
+
+def test_replacements_bind_every_alias_and_gradient_and_undo(tmp_path):
+    result = run_python("""
+        from tfdet.catalog import load_user_catalogue
+        from tensorflow.python.ops import gen_math_ops, math_ops
+        cat = load_user_catalogue(%r)
+        aliases = ["tf.math.unsorted_segment_sum", "tf.compat.v1.unsorted_segment_sum",
+                   "tf.compat.v1.math.unsorted_segment_sum"]
+        def lookup(name):
+            obj = tf
+            for part in name.split(".")[1:]:
+                obj = getattr(obj, part)
+            return obj
+        stock = {a: lookup(a) for a in aliases}
+        rng = np.random.RandomState(0)
+        data = tf.constant(rng.standard_normal((1000, 3)).astype(np.float32))
+        ids = tf.constant(rng.randint(0, 50, 1000).astype(np.int32))
+        expected = tf.math.unsorted_segment_sum(data, ids, 50).numpy()
+
+        def grad_ops(fn, x):
+            @tf.function
+            def g(x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = fn(x)
+                return tf.convert_to_tensor(tape.gradient(y, x))  # IndexedSlices densify here
+            graph = g.get_concrete_function(tf.TensorSpec(x.shape, x.dtype)).graph
+            return sorted({op.type for op in graph.get_operations()})
+
+        images = tf.constant(rng.standard_normal((2, 8, 8, 3)).astype(np.float32))
+        resize = lambda x: tf.compat.v1.image.resize_nearest_neighbor(x, [13, 13])
+        crop = lambda x: tf.image.crop_and_resize(x, [[0.1, 0.1, 0.8, 0.9]], [0], [5, 5])
+        table = tf.constant(rng.standard_normal((20, 4)).astype(np.float32))
+        gather = lambda t: tf.convert_to_tensor(tf.gather(t, ids[:100] %% 20))
+        before = dict(resize=grad_ops(resize, images), crop=grad_ops(crop, images), gather=grad_ops(gather, table))
+
+        with warnings.catch_warnings(record=True):
+            status = tfdet.patch(catalogue=cat)
+        via = {a: float(np.max(np.abs(lookup(a)(data, ids, 50).numpy() - expected))) for a in aliases}
+        internal = gen_math_ops.unsorted_segment_sum is not stock[aliases[0]]
+        during = dict(resize=grad_ops(resize, images), crop=grad_ops(crop, images), gather=grad_ops(gather, table))
+        timestamp_error = None
+        try:
+            tf.timestamp()
+        except Exception as exc:
+            timestamp_error = type(exc).__name__
+        remaining = [r[0] for r in status.remaining]
+        tfdet.unpatch()
+        after = dict(resize=grad_ops(resize, images), crop=grad_ops(crop, images))
+        report(via=via, internal=internal, rebound_before_undo=True, before=before, during=during, after=after,
+               restored=all(lookup(a) is stock[a] for a in aliases), timestamp_error=timestamp_error,
+               remaining=remaining, replaced=status.replacements)
+    """ % forced_catalogue(tmp_path))
+    assert all(diff < 1e-4 for diff in result["via"].values()), result["via"]
+    assert result["internal"] is True
+    assert "ResizeNearestNeighborGrad" in result["before"]["resize"]
+    assert "ResizeNearestNeighborGrad" not in result["during"]["resize"]
+    assert "CropAndResizeGradImage" in result["before"]["crop"]
+    assert "CropAndResizeGradImage" not in result["during"]["crop"]
+    assert "UnsortedSegmentSum" in result["before"]["gather"]
+    assert "UnsortedSegmentSum" not in result["during"]["gather"]
+    assert "ResizeNearestNeighborGrad" in result["after"]["resize"] and result["restored"] is True
+    # TF's own determinism error is kept for an op tfdet does not replace
+    assert result["timestamp_error"] == "FailedPreconditionError"
+    assert "forced-timestamp" in result["remaining"]
+
+
+def test_deterministic_scope():
+    result = run_python("""
+        stock = tf.math.bincount
+        with warnings.catch_warnings(record=True):
+            with tfdet.deterministic(seed=0) as status:
+                inside = tf.math.bincount is not stock
+        report(inside=inside, outside=tf.math.bincount is stock, patched=tfdet.status().patched)
+    """)
+    assert result == {"inside": True, "outside": True, "patched": False}

@@ -1,0 +1,71 @@
+"""What patch() decides, from the catalogue alone (pure)."""
+
+import pytest
+
+from tfdet.catalog import COVERED_TF_VERSIONS, default_catalogue, load_user_catalogue
+from tfdet.patching.plan import plan_patch
+
+from catalog_fixtures import document
+
+
+@pytest.fixture()
+def demo(tmp_path):
+    path = tmp_path / "demo.yaml"
+    path.write_text(document())
+    return load_user_catalogue(str(path))
+
+
+def test_old_gpu_tf_gets_the_replacement_and_cudnn_switches(demo):
+    plan = plan_patch(demo, "2.4", "gpu", {"demo"}, seeded=False)
+    assert plan.supported and plan.replacements == {"demo": ["demo-op"]}
+    assert plan.env == {"TF_CUDNN_DETERMINISTIC": "1", "TF_DETERMINISTIC_OPS": "1", "TF_CUDNN_USE_AUTOTUNE": "0"}
+    assert plan.api_switches == [] and plan.remaining == []
+
+
+def test_missing_replacement_is_named(demo):
+    (remaining,) = plan_patch(demo, "2.4", "gpu", set(), seeded=False).remaining
+    assert remaining.verdict.entry.id == "demo-op" and remaining.reason == "tfdet has no demo replacement yet"
+
+
+def test_raising_op_without_replacement_keeps_tf_error(demo):
+    (remaining,) = plan_patch(demo, "2.6", "gpu", {"demo"}, seeded=False).remaining
+    assert "raises UnimplementedError under determinism (TF's error is kept" in remaining.reason
+
+
+def test_switch_covers_and_api_is_used_from_2_8(demo):
+    plan = plan_patch(demo, "2.9", "gpu", set(), seeded=False)
+    assert [c.entry_id for c in plan.covered] == ["demo-op"] and plan.remaining == []
+    assert [s.id for s in plan.api_switches] == ["enable_op_determinism"]
+    cpu = plan_patch(demo, "2.9", "cpu", set(), seeded=False)
+    assert cpu.env == {"TF_DETERMINISTIC_OPS": "1"}
+
+
+def test_tf1_gets_only_the_cudnn_switch(demo):
+    assert plan_patch(demo, "1.15", "gpu", set(), seeded=False).env == {
+        "TF_CUDNN_DETERMINISTIC": "1", "TF_CUDNN_USE_AUTOTUNE": "0"}
+
+
+def test_unsupported_and_newer_versions(demo):
+    old = plan_patch(demo, "1.13", "gpu", {"demo"}, seeded=False)
+    assert not old.supported and "older than any version tfdet knows" in old.note and old.env == {}
+    new = plan_patch(demo, "2.30", "gpu", set(), seeded=False)
+    assert new.supported and "newer than the catalogue" in new.note
+
+
+@pytest.mark.parametrize("version", [str(v) for v in COVERED_TF_VERSIONS])
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_never_sets_a_switch_that_silences_errors(version, device):
+    catalogue = default_catalogue()
+    forbidden = {s.name for s in catalogue.switches if s.role in ("silences_errors", "restores_nondeterminism")}
+    plan = plan_patch(catalogue, version, device, set(), seeded=True)
+    assert not forbidden & set(plan.env)
+
+
+def test_seeding_covers_only_entries_it_fixes():
+    catalogue = default_catalogue()
+    seeded = {c.entry_id for c in plan_patch(catalogue, "2.21", "cpu", set(), seeded=True).covered}
+    unseeded = plan_patch(catalogue, "2.21", "cpu", set(), seeded=False)
+    assert "keras-unseeded-rng" in seeded
+    reasons = {r.verdict.entry.id: r.reason for r in unseeded.remaining}
+    assert reasons["keras-unseeded-rng"] == "unseeded: call tfdet.patch(seed=N)"
+    assert "non-deterministic-ints" not in seeded
