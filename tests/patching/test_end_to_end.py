@@ -16,7 +16,7 @@ def trained_digest(mode):
     done = subprocess.run([sys.executable, SCRIPT, mode], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = [l for l in done.stdout.splitlines() if l.startswith("WEIGHTS ")]
+    (line,) = [text for text in done.stdout.splitlines() if text.startswith("WEIGHTS ")]
     return line.split()[1]
 
 
