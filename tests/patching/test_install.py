@@ -215,3 +215,17 @@ def test_deterministic_scope():
         report(inside=inside, outside=tf.math.bincount is stock, patched=tfdet.status().patched)
     """)
     assert result == {"inside": True, "outside": True, "patched": False}
+
+
+def test_unsupported_tf_version_is_a_warned_no_op():
+    result = run_python("""
+        tf.__version__ = "1.13.1"  # pretend: the catalogue starts at 1.14
+        stock = tf.math.bincount
+        with warnings.catch_warnings(record=True) as caught:
+            status = tfdet.patch(seed=0)
+        report(warnings=[str(w.message) for w in caught], supported=status.supported,
+               env=os.environ.get("TF_DETERMINISTIC_OPS"), untouched=tf.math.bincount is stock, text=str(status))
+    """)
+    assert result["supported"] is False and result["env"] is None and result["untouched"] is True
+    assert any("older than any version tfdet knows" in w for w in result["warnings"])
+    assert "unsupported TF version" in result["text"]
