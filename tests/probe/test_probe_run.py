@@ -99,7 +99,9 @@ def _records(path):
 
 def test_interrupted_run_resumes_without_duplicates(tmp_path):
     out = str(tmp_path / "resume.jsonl")
-    ops = "fixture-fixed-order-sum,fixture-random-order-sum,fixture-raises"
+    # The hang fixture comes last, so the interrupted run cannot have finished
+    # everything however fast the machine is; the resumed run times it out.
+    ops = "fixture-fixed-order-sum,fixture-random-order-sum,fixture-raises,fixture-hang"
     command = [sys.executable, "-m", "tfdet", "probe", "--ops", ops, "--modes", "baseline", "--processes", "1",
                "--repeats", "3", "--rounds", "1", "--out", out]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -112,10 +114,10 @@ def test_interrupted_run_resumes_without_duplicates(tmp_path):
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr.decode()
     partial = _records(out)
-    assert 1 <= len(partial) - 1 < 3
-    done = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=180)
+    assert 1 <= len(partial) - 1 < 4
+    done = subprocess.run(command + ["--resume", "--timeout", "5"], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     records = [r for r in _records(out) if r["record"] == "case"]
     keys = [(r["case"], r["pass"], r["mode"]) for r in records]
-    assert len(keys) == len(set(keys)) == 3
+    assert len(keys) == len(set(keys)) == 4
     assert partial[1] in records  # what the interrupted run measured was kept, not redone
