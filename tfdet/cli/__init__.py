@@ -5,10 +5,10 @@ import argparse
 import sys
 
 from .. import __version__
-from . import catalog_cmd, probe_cmd
+from . import catalog_cmd, probe_cmd, report_cmd
 from .exitcodes import INTERRUPTED, USAGE, CommandError
 
-COMMANDS = (probe_cmd, catalog_cmd)
+COMMANDS = (probe_cmd, catalog_cmd, report_cmd)
 
 DESCRIPTION = """\
 Find, measure and fix nondeterminism in TensorFlow.
@@ -16,6 +16,7 @@ Find, measure and fix nondeterminism in TensorFlow.
   tfdet probe                   measure what varies on this machine, and the cost
   tfdet catalog list            ops known to vary in your TF version
   tfdet catalog show NAME       everything known about one op or API
+  tfdet report RESULTS -o FILE  an HTML page of probe results, checked against the catalogue
 
 Exit codes: 0 ok, 1 a requested gate failed, 2 usage error, 3 invalid input
 (bad catalogue, unknown op, bad results file), 4 environment problem,

@@ -26,6 +26,7 @@ examples:
   tfdet probe --ops unsorted-segment-sum,bincount --repeats 10
   tfdet probe --python ~/venvs/tf1.15/bin/python --out tf115.jsonl
   tfdet probe --fail-on-nondeterminism env     # exit 1 if anything varies under env
+  tfdet probe --report report.html             # and an HTML report of the results
 
 exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
 3 invalid input (unknown op id, unreadable results file); 4 no TensorFlow in
@@ -75,6 +76,8 @@ def add_parser(commands):
                         help="interleaved timing rounds per process (default 5)")
     parser.add_argument("--out", default="tfdet-probe.jsonl", metavar="FILE",
                         help="results file, JSON Lines (default tfdet-probe.jsonl)")
+    parser.add_argument("--report", metavar="FILE",
+                        help="after probing, also write an HTML report of the results to FILE (as tfdet report does)")
     parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     parser.add_argument("--python", metavar="PATH",
@@ -147,6 +150,12 @@ def run(args, out):
     header, records = read_results(args.out)
     if not args.quiet:
         out.write(summarise(header, records, path=args.out, width=shutil.get_terminal_size((120, 24)).columns) + "\n")
+    if args.report:
+        from . import report_cmd
+
+        report = report_cmd.render([args.out], args.report, catalog.default_catalogue())
+        if not args.quiet:
+            out.write(report_cmd.describe(report, args.report) + "\n")
     if interrupted:
         sys.stderr.write("tfdet probe: interrupted; finished cases are in %s (continue with --resume)\n" % args.out)
         return INTERRUPTED

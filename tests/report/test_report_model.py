@@ -1,0 +1,194 @@
+"""The view model: runs, environments and their differences, rows and cells,
+the cross-check on whole files, the plain-language summary, interrupted runs."""
+
+from report_paths import PARTIAL, RUN_A, RUN_B
+
+from tfdet.report import build_report
+
+
+def cells_of(report, case, pass_name="forward"):
+    (row,) = [r for r in report.rows if r.case == case and r.pass_name == pass_name]
+    return row, {(c.column.run.key, c.column.mode): c for c in row.cells}
+
+
+def test_one_run_has_a_column_per_mode_and_a_row_per_case_pass(build):
+    report = build(RUN_A)
+    (run,) = report.runs
+    assert run.label == "TF 2.21.0 \u00b7 cpu" and run.device == "cpu" and run.modes == ["baseline", "env", "api"]
+    assert [c.key for c in report.columns] == ["r1-baseline", "r1-env", "r1-api"]
+    assert [(r.case, r.pass_name) for r in report.rows][:3] == [
+        ("segment-sum", "forward"), ("argmax-ties", "forward"), ("bincount", "forward")]
+    assert ("cudnn-conv-autotuning", None) in [(r.case, r.pass_name) for r in report.rows]
+    _, cells = cells_of(report, "data-stateful-parallel-map")
+    assert cells["r1", "baseline"].outcome == "varies" and cells["r1", "baseline"].label == "10/10"
+    assert cells["r1", "env"].css == "o-deterministic" and cells["r1", "env"].cost == "\u00d71.27"
+    figures = dict(cells["r1", "env"].figures)
+    assert figures["distinct results / runs"] == "1 / 10"
+    assert figures["cost vs baseline (95% interval)"].startswith("\u00d71.27 [1.14\u20131.42]")
+    assert "max ULP difference" in dict(cells["r1", "baseline"].figures)
+
+
+def test_raised_failed_and_skipped_cells(build):
+    report = build(RUN_A)
+    _, cells = cells_of(report, "unseeded-random-ops")
+    assert cells["r1", "env"].outcome == "raised"
+    assert dict(cells["r1", "env"].figures)["error"].startswith("RuntimeError: Random ops require a seed")
+    row, cells = cells_of(report, "fixture-crash")
+    assert not row.in_catalogue and row.title == "not a catalogue entry" and row.group == "attention"
+    assert cells["r1", "api"].outcome == "failed" and "Fatal Python error" in cells["r1", "api"].detail
+    row, cells = cells_of(report, "cudnn-conv-autotuning", None)
+    assert {c.outcome for c in cells.values()} == {"skipped"} and row.group == "not-measured"
+    (merged,) = row.display  # one cell spanning the run's three modes, with the reason
+    assert merged.span == 3 and merged.label == "skipped: needs a GPU; needs cuDNN (a GPU); this machine has cpu only"
+
+
+def test_rows_are_grouped_by_what_needs_attention(build):
+    groups = {key: [r.case for r in rows] for key, _, rows in build(RUN_A).groups}
+    assert groups["attention"] == ["argmax-ties", "bincount", "unseeded-random-ops", "timestamp",
+                                   "ref-variable-scatter", "data-stateful-parallel-map", "fixture-crash"]
+    assert groups["reproducible"] == ["segment-sum", "while-loop-parallel-iterations"]
+
+
+def test_crosscheck_on_a_whole_file(build):
+    report = build(RUN_A)
+    assert [(f.case, f.status, f.modes) for f in report.disagreements] == [
+        ("argmax-ties", "deterministic", ("baseline",)),
+        ("timestamp", "raises_under_determinism", ("api",)),
+        ("ref-variable-scatter", "deterministic_with_switch", ("env",)),
+    ]
+    timestamp = report.disagreements[1]
+    assert timestamp.versions == ">=2.8" and timestamp.device == "cpu" and timestamp.title == "tf.timestamp"
+    assert timestamp.sources == [("TF 2.8 release notes", "https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0")]
+    assert [f.case for f in report.not_reproduced] == ["while-loop-parallel-iterations"]
+    assert [(f.case, f.notable) for f in report.newly_measured] == [("bincount", True)]
+    # the cells the disagreements are about are flagged, and only those
+    flagged = {(r.case, c.column.mode) for r in report.rows for c in r.cells if c.disagreement}
+    assert flagged == {("argmax-ties", "baseline"), ("timestamp", "api"), ("ref-variable-scatter", "env")}
+    _, cells = cells_of(report, "timestamp")
+    assert "disagrees" in cells["r1", "api"].css and "DISAGREES WITH THE CATALOGUE" in cells["r1", "api"].title
+    # segment-sum's GPU claim (nondeterministic) is not checked on a CPU run
+    assert "segment-sum" not in {f.case for f in report.disagreements + report.not_reproduced}
+    assert report.claims_checked == 7
+
+
+def test_mode_switches_come_from_the_recorded_environment(build):
+    report = build(RUN_A, RUN_B)
+    a, b = report.runs
+    assert a.mode_switches["env"] == a.mode_switches["api"] == {"TF_DETERMINISTIC_OPS", "enable_op_determinism"}
+    assert a.mode_switches["baseline"] == frozenset()
+    assert a.determinism_label == "TF_DETERMINISTIC_OPS / enable_op_determinism()"
+    assert b.determinism_label == "TF_DETERMINISTIC_OPS" and "api" not in b.mode_switches
+
+
+def test_plain_language_summary(build):
+    (run,) = build(RUN_A).runs
+    assert run.summary[0] == (
+        "On this machine (TF 2.21.0, cpu: AMD EPYC, 2 cores), 5 ops of 8 measured vary from run to run without "
+        "determinism; 2 of them become reproducible with TF_DETERMINISTIC_OPS / enable_op_determinism() at a median "
+        "cost of \u00d71.17; 1 still varies; 2 raise errors under determinism.")
+    assert "1 more op varies only with determinism on: bincount." in run.summary
+    assert any(s.startswith("Across all measured ops, determinism costs a median") for s in run.summary)
+    assert "1 op failed (crashed or hung): fixture-crash." in run.summary
+    assert dict(run.summary_lists)["raise under determinism"] == ["unseeded-random-ops", "timestamp"]
+
+
+def test_what_to_do_comes_from_the_catalogue_with_the_measured_cost(build):
+    report = build(RUN_A)
+    row, _ = cells_of(report, "data-stateful-parallel-map")
+    ((who, text),) = row.advice
+    assert who == "" and text.startswith("switch: enable_op_determinism.")
+    assert "reproducible under env, cost \u00d71.27" in text
+    row, _ = cells_of(report, "unseeded-random-ops")
+    assert "Under determinism it raises RuntimeError" in row.advice[0][1]
+    row, _ = cells_of(report, "segment-sum")
+    assert row.advice == []  # nothing to do for a reproducible row
+
+
+def test_two_runs_say_what_differs(build):
+    report = build(RUN_A, RUN_B)
+    assert [r.label for r in report.runs] == ["TF 2.21.0 \u00b7 cpu", "TF 2.6.4 \u00b7 cpu"]
+    for key in ("TensorFlow", "Python", "numpy", "Threads (intra / inter)", "oneDNN", "Execution", "Modes run",
+                "Modes not run", "Interpreter"):
+        assert key in report.differing_keys
+    for key in ("Device", "CPU", "CPU cores", "Recorded", "Results file"):
+        assert key not in report.differing_keys
+    assert report.differences.startswith("The runs differ in 10 settings: TensorFlow, TF build, Python")
+    assert dict(report.difference_values)["Execution"] == ["function", "eager"]
+    assert len(report.columns) == 5
+    # run B (TF 2.6): the catalogue says no switch fixes the stateful map, and env did
+    assert [(f.run.key, f.case) for f in report.disagreements][-1] == ("r2", "data-stateful-parallel-map")
+    assert report.summary_intro.startswith("All 2 runs are from the same hardware")
+    row, _ = cells_of(report, "data-stateful-parallel-map")
+    assert [who for who, _ in row.advice] == ["TF 2.21.0 \u00b7 cpu", "TF 2.6.4 \u00b7 cpu"]
+    assert "workaround: num_parallel_calls=1" in row.advice[1][1]
+
+
+def test_heatmaps_only_for_several_tf_versions(build):
+    assert build(RUN_A).heatmaps == []
+    heatmaps = build(RUN_A, RUN_B).heatmaps
+    assert [h.title for h in heatmaps] == ["Outcome by TF version, baseline mode", "Outcome by TF version, env mode"]
+    assert "2.6.4" in heatmaps[0].svg and heatmaps[0].svg.index("2.6.4") < heatmaps[0].svg.index("2.21.0")
+    assert "segment-sum" not in heatmaps[0].svg  # reproducible everywhere: left out
+
+
+def test_charts(build):
+    report = build(RUN_A)
+    (cost,) = report.cost_charts
+    (variance,) = report.variance_charts
+    assert cost.svg.startswith("<svg") and "data-stateful-parallel-map (forward)" in cost.svg
+    assert "fixture-crash" not in cost.svg  # no ratio
+    assert "unseeded-random-ops (forward)" in variance.svg and "segment-sum" not in variance.svg
+
+
+def test_interrupted_run_marks_what_was_not_measured(build):
+    report = build(PARTIAL)
+    (run,) = report.runs
+    assert run.partial and run.missing == [("argmax-ties", "forward"), ("timestamp", "forward")]
+    for case in ("argmax-ties", "timestamp"):
+        row, cells = cells_of(report, case)
+        assert {c.outcome for c in cells.values()} == {"missing"} and row.group == "not-measured"
+        assert all(c.label == "not measured" for c in cells.values())
+    assert run.summary[-1].startswith("This run is incomplete: 2 of 4 planned case passes were not measured")
+
+
+def test_hostile_case_names_make_safe_anchors(build):
+    from report_paths import HOSTILE
+
+    report = build(HOSTILE)
+    anchors = [r.anchor for r in report.rows]
+    assert all(set(a) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") for a in anchors)
+    assert "row-_script_alert_1___script_-forward" in anchors
+
+
+def test_several_runs_share_the_variance_scale(build):
+    charts = build(RUN_A, RUN_B).variance_charts
+    assert len(charts) == 2 and all("1e9" in c.svg and "same scale" in c.caption for c in charts)
+
+
+def test_same_label_runs_are_told_apart(build):
+    report = build(RUN_A, PARTIAL, RUN_A)
+    labels = [r.label for r in report.runs]
+    assert len(set(labels)) == 3
+    assert labels[1] == "TF 2.21.0 \u00b7 cpu \u00b7 partial_tf2.21.jsonl"
+
+
+def test_without_a_catalogue_nothing_is_cross_checked(build):
+    report = build(RUN_A, catalogue=None)
+    assert not report.catalogue_used and report.disagreements == [] and report.newly_measured == []
+    assert all(r.title == "" for r in report.rows)
+
+
+def test_malformed_but_readable_content_does_not_crash():
+    header = {"record": "header", "schema_version": 1, "modes": "baseline", "environment": "nope",
+              "planned": [["a"], 5, ["b", "forward"]], "skipped": [[None, "x"], ["c"]], "unavailable_modes": [],
+              "threads": None}
+    records = [{"record": "case", "case": "b", "pass": "forward", "mode": "baseline", "outcome": "weird",
+                "distinct": "many", "ratio": "fast"},
+               {"record": "case", "case": 7, "mode": "baseline", "outcome": "varies"},
+               {"record": "case", "case": "d", "pass": "forward", "mode": "env", "outcome": "varies", "runs": None}]
+    report = build_report([("odd.jsonl", header, records)])
+    (run,) = report.runs
+    assert run.tf_version == "unknown" and run.device is None and run.modes == ["baseline", "env"]
+    assert {(r.case, r.pass_name) for r in report.rows} == {("b", "forward"), ("d", "forward"), ("c", None)}
+    _, cells = cells_of(report, "b")
+    assert cells["r1", "baseline"].outcome == "failed"  # an unknown outcome is never shown as a good one

@@ -1,0 +1,105 @@
+"""`tfdet report`: one HTML page from one or more probe results files."""
+
+import argparse
+import datetime
+import os
+import sys
+
+from .. import catalog
+from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, CommandError
+
+HELP = "an HTML report of probe results: what varies, what fixes it, what it costs"
+
+EPILOG = """\
+Rows are catalogue entries and their pass (forward, gradient); columns are the
+runs (files) and their modes. Cells are coloured by outcome; hover or click a
+cell for its figures. The page also lists each run's environment and what
+differs between runs, where a measurement disagrees with the catalogue's claim
+for that TF version and device, and charts of the cost of determinism and of
+how much results vary. The page is self-contained: no scripts, no network.
+
+examples:
+  tfdet report tfdet-probe.jsonl -o report.html
+  tfdet report tf115.jsonl tf26.jsonl tf221.jsonl -o compare.html
+  tfdet probe --report report.html             # probe, then render
+
+exit codes: 0 written; 1 --fail-on-disagreement found one; 2 usage;
+3 invalid input (missing file, not a results file, unknown schema version,
+bad --catalog); 4 the report could not be written.
+"""
+
+
+def add_parser(commands):
+    parser = commands.add_parser("report", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="+", metavar="RESULTS", help="probe results files (JSON Lines)")
+    parser.add_argument("-o", "--output", default="tfdet-report.html", metavar="FILE",
+                        help="where to write the page (default tfdet-report.html; '-' for standard output)")
+    parser.add_argument("--title", help="page title (default: the runs' TF versions and devices)")
+    parser.add_argument("--catalog", metavar="PATH",
+                        help="a catalogue file or directory to cross-check against instead of the shipped one")
+    parser.add_argument("--fail-on-disagreement", action="store_true",
+                        help="exit 1 if a measurement disagrees with the catalogue (for CI gates)")
+    parser.add_argument("--quiet", action="store_true", help="print nothing on success")
+    parser.set_defaults(run=run)
+
+
+def load_catalogue(path=None):
+    try:
+        return catalog.load_user_catalogue(path) if path else catalog.default_catalogue()
+    except catalog.CatalogError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+
+
+def render(paths, output, catalogue, title=None):
+    """Read results files, render the page and write it; returns the Report.
+
+    Shared with `tfdet probe --report`. Errors are CommandErrors with the
+    shared exit codes.
+    """
+    from ..probe.results import ResultsError
+    from ..report import report_from_files
+
+    for path in paths:
+        if os.path.isdir(path):
+            raise CommandError("%s: is a directory, not a results file" % path, INVALID_INPUT)
+    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        report, page = report_from_files(paths, catalogue=catalogue, title=title, generated=generated)
+    except ResultsError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    if output == "-":
+        sys.stdout.write(page)
+        return report
+    partial = output + ".partial"
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+        with open(partial, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        os.replace(partial, output)
+    except OSError as exc:
+        if os.path.isfile(partial):
+            os.remove(partial)
+        raise CommandError("cannot write %s: %s" % (output, exc.strerror or exc), ENVIRONMENT) from None
+    return report
+
+
+def describe(report, output):
+    runs = len(report.runs)
+    text = "wrote %s: %d run%s, %d rows, %d disagreement%s with the catalogue" % (
+        output, runs, "" if runs == 1 else "s", len(report.rows), len(report.disagreements),
+        "" if len(report.disagreements) == 1 else "s")
+    partial = [r for r in report.runs if r.partial]
+    if partial:
+        text += "; %d interrupted run%s" % (len(partial), "" if len(partial) == 1 else "s")
+    return text
+
+
+def run(args, out):
+    catalogue = load_catalogue(args.catalog)
+    report = render(args.results, args.output, catalogue, title=args.title)
+    if not args.quiet and args.output != "-":
+        out.write(describe(report, args.output) + "\n")
+    if args.fail_on_disagreement and report.disagreements:
+        return FINDING
+    return OK
