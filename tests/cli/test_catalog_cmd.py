@@ -1,25 +1,17 @@
 """`tfdet catalog ...`: output and exit codes, through main() and as a real process."""
 
-import io
 import json
 import subprocess
 import sys
 
 import pytest
 
-from tfdet.cli import main
+from cli_runner import run_cli as run
 from tfdet.cli.exitcodes import INVALID_INPUT, OK, USAGE
 
 from catalog_fixtures import document
 
 
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        code = main(list(argv), out=out, err=err)
-    except SystemExit as exc:  # argparse exits on usage errors
-        code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture()

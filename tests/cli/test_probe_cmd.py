@@ -1,22 +1,14 @@
 """`tfdet probe` arguments, exit codes and the CI gate."""
 
-import io
 import subprocess
 import sys
 
 import pytest
 
-from tfdet.cli import main
+from cli_runner import run_cli as run
 from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK, USAGE
 
 
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        code = main(list(argv), out=out, err=err)
-    except SystemExit as exc:
-        code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,6 +1,5 @@
 """`tfdet report` and `tfdet probe --report`: exit codes, messages, files written."""
 
-import io
 import os
 import subprocess
 import sys
@@ -8,17 +7,10 @@ import sys
 import pytest
 from report_paths import CATALOG, FIXTURES, NOT_RESULTS, PARTIAL, RUN_A, RUN_B, SCHEMA_V99
 
-from tfdet.cli import main
+from cli_runner import run_cli as run
 from tfdet.cli.exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE
 
 
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        code = main(list(argv), out=out, err=err)
-    except SystemExit as exc:
-        code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("path, message", [
