@@ -2,8 +2,6 @@
 edge cases, execution modes (eager, tf.function, TF1 graph), repeatability, the ops
 its graph is made of, and the dispatch between the stock and the order-fixed path."""
 
-import importlib.util
-import os
 
 import numpy as np
 import pytest
@@ -13,15 +11,7 @@ import tensorflow as tf
 from tfdet.patching import primitive as P
 
 
-def _load_cases():
-    spec = importlib.util.spec_from_file_location("tfdet_patch_cases", os.path.join(os.path.dirname(__file__),
-                                                                                   "conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-C = _load_cases()
+import patch_cases as C  # noqa: E402
 
 STOCK = {
     "sum": tf.math.unsorted_segment_sum,
@@ -225,7 +215,7 @@ def test_sorted_graph_skips_the_sort():
 
 
 def test_method_scope_and_resolution():
-    assert P.get_method() == "order_fixed"  # set by the conftest fixture
+    assert P.get_method() == "order_fixed"  # set by the fixture in conftest.py
     with P.method_scope("stock"):
         assert P.resolve_method() == "stock"
         assert P.resolve_method("order_fixed") == "order_fixed"

@@ -2,14 +2,13 @@
 is benchmarks/bench_replacements.py):
 
 (a) forward and gradient match the stock op within the tolerances stated in
-    conftest.TOLERANCES, on edge cases and every dtype the stock op takes on CPU;
+    patch_cases.TOLERANCES, on edge cases and every dtype the stock op takes on CPU;
 (b) bitwise-identical results across 20 runs in one process and across processes;
 (c) no op the catalogue marks nondeterministic on GPU in the forward or gradient graph.
 
-Everything runs the order-fixed path (the conftest fixture), the one used on GPUs.
+Everything runs the order-fixed path (the fixture in conftest.py), the one used on GPUs.
 """
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -23,15 +22,7 @@ from tfdet.patching import primitive
 from tfdet.patching import replacements as R
 
 
-def _load_cases():
-    spec = importlib.util.spec_from_file_location("tfdet_patch_cases", os.path.join(os.path.dirname(__file__),
-                                                                                   "conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-C = _load_cases()
+import patch_cases as C  # noqa: E402
 TF_VERSION = "%d.%d" % C.tf_version()
 
 
@@ -368,12 +359,12 @@ def _venv_python(name):
 @pytest.mark.multiversion
 @pytest.mark.parametrize("name", VENV_NAMES)
 def test_cases_under_other_tf_versions(name):
-    """(a) and (b) under another TF: conftest.standalone_main in that interpreter."""
+    """(a) and (b) under another TF: patch_cases.standalone_main in that interpreter."""
     python = _venv_python(name)
     if python is None:
         pytest.fail("missing venv %s: python tests/multiversion/make_venvs.py" % name)
     env = dict(os.environ, PYTHONPATH=C.REPO, TF_CPP_MIN_LOG_LEVEL="2")
-    code = "import sys; sys.path.insert(0, %r); import conftest; sys.exit(conftest.standalone_main())" % C.HERE
+    code = "import sys; sys.path.insert(0, %r); import patch_cases; sys.exit(patch_cases.standalone_main())" % C.HERE
     done = subprocess.run([python, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                           universal_newlines=True, timeout=1800)
     summary = [line for line in done.stdout.splitlines() if line.startswith("SUMMARY ")]
