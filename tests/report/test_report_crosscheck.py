@@ -118,6 +118,11 @@ def test_nondeterministic_claim_fixed_by_a_switch_is_a_disagreement():
     assert "no TensorFlow switch fixes it" in finding.message
 
 
+def test_rare_variance_not_seen_under_a_switch_is_only_weak_evidence():
+    (finding,) = run(Claim("nondeterministic", "<2.8"), baseline=var(2), env=det())
+    assert finding.kind == NOT_REPRODUCED and "varied rarely" in finding.message
+
+
 def test_nondeterministic_claim_that_raised_is_a_disagreement():
     assert kinds(run(Claim("nondeterministic"), baseline=var(), env=raised())) == [(DISAGREEMENT, ("env",))]
 
