@@ -12,6 +12,26 @@ TF_DISTRIBUTIONS = (
 )
 
 
+def list_gpus(tf):
+    """The GPUs TensorFlow sees (tf.config's list, TF 1.14 to 2.21); [] if it cannot tell."""
+    config = tf.config
+    lister = getattr(config, "list_physical_devices", None) or config.experimental.list_physical_devices
+    try:
+        return list(lister("GPU"))
+    except Exception:
+        return []
+
+
+def resolve_api(tf, dotted):
+    """The object at a dotted public name such as 'tf.config.experimental.x', or None."""
+    target = tf
+    for part in dotted.split(".")[1:]:
+        target = getattr(target, part, None)
+        if target is None:
+            return None
+    return target
+
+
 def installed_tf_version():
     """The installed TensorFlow version string, or None if there is none."""
     for name in TF_DISTRIBUTIONS:

@@ -12,21 +12,13 @@ Two mechanisms, both undoable:
 import sys
 from collections import namedtuple
 
+from ..tfinfo import resolve_api
+
 Rebinding = namedtuple("Rebinding", "module name original replacement")
 GradientOverride = namedtuple("GradientOverride", "op_type original replacement")
 
 # Module prefixes searched for aliases of a stock function.
 _ALIAS_MODULES = ("tensorflow", "keras", "tf_keras")
-
-
-def resolve(root, dotted):
-    """The object at 'tf.a.b' below the tf module, or None if there is none."""
-    target = root
-    for part in dotted.split(".")[1:]:
-        target = getattr(target, part, None)
-        if target is None:
-            return None
-    return target
 
 
 def find_aliases(function, modules=None):
@@ -93,7 +85,7 @@ def _replacements():
 def _rebinder(canonical_api, replacement_name):
     """A replacement that stands in for the stock function at `canonical_api`."""
     def install(tf):
-        stock = resolve(tf, canonical_api)
+        stock = resolve_api(tf, canonical_api)
         if stock is None:
             return []
         return rebind(stock, getattr(_replacements(), replacement_name))

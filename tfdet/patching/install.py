@@ -6,6 +6,7 @@ import os
 import threading
 import warnings
 
+from ..tfinfo import list_gpus, resolve_api
 from . import bindings
 from .plan import plan_patch
 from .status import Status
@@ -43,11 +44,7 @@ def _tf():
 
 
 def detect_device(tf):
-    try:
-        lister = getattr(tf.config, "list_physical_devices", None) or tf.config.experimental.list_physical_devices
-        return "gpu" if lister("GPU") else "cpu"
-    except Exception:
-        return "cpu"
+    return "gpu" if list_gpus(tf) else "cpu"
 
 
 def _context_started():
@@ -185,7 +182,7 @@ def _apply(tf, catalogue, plan, applied, environ, late):
             "Call tfdet.patch() right after `import tensorflow`, before building any model or tensor."
             % ", ".join(sorted(plan.env)))
     for switch in plan.api_switches:
-        target = bindings.resolve(tf, switch.name)
+        target = resolve_api(tf, switch.name)
         if target is not None:
             target()
             applied.api_switches_on.append(switch.id)

@@ -118,11 +118,9 @@ def _determinism_enabled(environ):
 
 
 def _gpu_visible():
-    tf = _tf()
-    try:
-        return bool(tf.config.list_physical_devices("GPU"))
-    except AttributeError:  # TF 1.15
-        return bool(tf.config.experimental.list_physical_devices("GPU"))
+    from ..tfinfo import list_gpus
+
+    return bool(list_gpus(_tf()))
 
 
 def stock_is_deterministic(environ=None, tf_version=None, gpu_visible=None, determinism_enabled=None):

@@ -10,6 +10,8 @@ import os
 import platform
 import sys
 
+from ..tfinfo import list_gpus
+
 # Variables that change determinism, numerics or threading; recorded when set.
 RECORDED_ENV_PREFIXES = ("TF_DETERMINISTIC", "TF_CUDNN_", "TF_DISABLE_", "TF_USE_", "TF_ENABLE_ONEDNN", "TF_GPU_")
 RECORDED_ENV_NAMES = (
@@ -36,20 +38,10 @@ def cpu_model(cpuinfo_path="/proc/cpuinfo"):
     return platform.processor() or platform.machine()
 
 
-def _list_gpus(tf):
-    config = tf.config
-    lister = getattr(config, "list_physical_devices", None) or config.experimental.list_physical_devices
-    return lister("GPU")
-
-
 def gpu_devices(tf):
     """[{name, compute_capability}] for each visible GPU; [] on CPU-only builds."""
-    try:
-        devices = _list_gpus(tf)
-    except Exception:
-        return []
     described = []
-    for device in devices:
+    for device in list_gpus(tf):
         entry = {"device": getattr(device, "name", str(device))}
         details_of = getattr(tf.config.experimental, "get_device_details", None)  # TF 2.3+
         if details_of is not None:

@@ -43,8 +43,13 @@ class Worker(object):
                 tf.config.threading.set_intra_op_parallelism_threads(int(threads["intra"]))
             if threads.get("inter"):
                 tf.config.threading.set_inter_op_parallelism_threads(int(threads["inter"]))
+        from tfdet.tfinfo import resolve_api
+
         for call in command.get("api_calls", []):
-            _resolve(tf, call["name"])(*call.get("args", []))
+            function = resolve_api(tf, call["name"])
+            if function is None:
+                raise AttributeError("TF %s has no %s" % (tf.__version__, call["name"]))
+            function(*call.get("args", []))
         if command.get("patch"):
             import tfdet
 
@@ -96,13 +101,6 @@ class Worker(object):
             self.prepared[key] = cases.prepare(
                 self.tf, self.np, command["case"], command["pass"], key[2], key[3], self.execution)
         return self.prepared[key]
-
-
-def _resolve(root, dotted):
-    target = root
-    for part in dotted.split(".")[1:]:  # "tf.config.experimental.x" -> walk from the tf module
-        target = getattr(target, part)
-    return target
 
 
 def _describe_error(exc):
