@@ -39,16 +39,19 @@ def _with_gradient(forward, backward, *inputs):
     return op(*inputs)
 
 
+def _nonnegative_mask(ids, like):
+    """ids >= 0, reshaped with trailing 1s to broadcast against `like` (rows gathered by ids)."""
+    keep = tf.greater_equal(ids, 0)
+    return tf.reshape(
+        keep,
+        tf.concat([tf.shape(keep), tf.ones(tf.reshape(tf.rank(like) - tf.rank(keep), [1]), tf.int32)], 0),
+    )
+
+
 def _gather_drop_negatives(params, ids):
     """params[ids] with zeros where ids < 0 (TF's _GatherDropNegatives)."""
-    clipped = tf.maximum(ids, tf.zeros_like(ids))
-    gathered = tf.gather(params, clipped)
-    keep = tf.greater_equal(ids, 0)
-    keep = tf.reshape(
-        keep,
-        tf.concat([tf.shape(keep), tf.ones(tf.reshape(tf.rank(gathered) - tf.rank(keep), [1]), tf.int32)], 0),
-    )
-    return tf.where(keep, gathered, tf.zeros_like(gathered))
+    gathered = tf.gather(params, tf.maximum(ids, tf.zeros_like(ids)))
+    return tf.where(_nonnegative_mask(ids, gathered), gathered, tf.zeros_like(gathered))
 
 
 def _segment_inputs(data, segment_ids, num_segments=None):
@@ -185,12 +188,7 @@ def _unsorted_segment_min_or_max(reduction, data, segment_ids, num_segments):
     def backward(dy, y, x):
         clipped = tf.maximum(segment_ids, tf.zeros_like(segment_ids))
         gathered_outputs = tf.gather(y, clipped)
-        positive = tf.greater_equal(segment_ids, 0)
-        positive = tf.reshape(
-            positive,
-            tf.concat([tf.shape(positive), tf.ones(tf.reshape(tf.rank(x) - tf.rank(positive), [1]), tf.int32)], 0),
-        )
-        is_selected = tf.logical_and(tf.equal(x, gathered_outputs), positive)
+        is_selected = tf.logical_and(tf.equal(x, gathered_outputs), _nonnegative_mask(segment_ids, x))
         num_selected = _p.segment_reduce(tf.cast(is_selected, dy.dtype), segment_ids, num_segments, "sum")
         weighted = dy / num_selected
         gathered = tf.gather(weighted, clipped)
