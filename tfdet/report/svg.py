@@ -82,6 +82,22 @@ def _log_ticks(lo, hi):
     return ticks or [1]
 
 
+def _rows_and_series(items, key):
+    """[(label, marks)] for items with at least one drawable mark (a finite
+    positive value), and the mark series in the order first seen."""
+    rows = []
+    for item in items:
+        marks = [m for m in item.get(key, ()) if _finite_positive(m.get("value"))]
+        if marks:
+            rows.append((item.get("label", ""), marks))
+    series = []
+    for _, marks in rows:
+        for mark in marks:
+            if mark.get("series") not in series:
+                series.append(mark.get("series"))
+    return rows, series
+
+
 def dot_whisker_chart(items, title, x_label="median latency relative to baseline (log scale); bars: 95% interval",
                       description=None, width=1100):
     """A dot-and-whisker chart: one row per item, one dot per series.
@@ -90,16 +106,7 @@ def dot_whisker_chart(items, title, x_label="median latency relative to baseline
     Values are ratios (> 0) drawn on a log axis with a reference line at 1.
     Points without a finite positive value are left out.
     """
-    rows = []
-    for item in items:
-        points = [p for p in item.get("points", ()) if _finite_positive(p.get("value"))]
-        if points:
-            rows.append((item.get("label", ""), points))
-    series = []
-    for _, points in rows:
-        for p in points:
-            if p.get("series") not in series:
-                series.append(p.get("series"))
+    rows, series = _rows_and_series(items, "points")
     description = description or "%d ops; dots are median latency ratios, whiskers the 95%% interval" % len(rows)
     label_w = min(ROW_LABEL_MAX, max([len(str(label)) for label, _ in rows] + [8])) * CHAR_W + 16
     x0, x1 = label_w, width - 24
@@ -171,16 +178,7 @@ def log_bar_chart(items, title, x_label="largest difference between runs, in ULP
     must be > 0 (a value of 0 or less, or not a number, is left out).
     max_value: extend the axis to at least this value (to share a scale).
     """
-    rows = []
-    for item in items:
-        bars = [b for b in item.get("bars", ()) if _finite_positive(b.get("value"))]
-        if bars:
-            rows.append((item.get("label", ""), bars))
-    series = []
-    for _, bars in rows:
-        for b in bars:
-            if b.get("series") not in series:
-                series.append(b.get("series"))
+    rows, series = _rows_and_series(items, "bars")
     description = description or "%d ops that varied; bar length is the largest ULP difference" % len(rows)
     # max_value: the same axis for several charts meant to be compared
     label_w = min(ROW_LABEL_MAX, max([len(str(label)) for label, _ in rows] + [8])) * CHAR_W + 16
