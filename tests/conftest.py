@@ -5,12 +5,15 @@ def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
     parser.addoption("--multiversion", action="store_true", default=False,
                      help="also run tests that need other TF versions (see tests/multiversion/make_venvs.py)")
+    parser.addoption("--runreadme", action="store_true", default=False,
+                     help="also run the README's main command verbatim in a fresh venv (installs TensorFlow)")
 
 
 def pytest_collection_modifyitems(config, items):
     skips = {
         "slow": (config.getoption("--runslow"), "slow: run with --runslow (tox -e slow)"),
         "multiversion": (config.getoption("--multiversion"), "needs other TF versions: run with --multiversion (tox -e multiversion)"),
+        "readme": (config.getoption("--runreadme"), "the README's main command verbatim: run with --runreadme (tox -e readme)"),
     }
     for item in items:
         for marker, (enabled, reason) in skips.items():

@@ -18,6 +18,11 @@ def test_wheel_ships_the_catalogue_and_every_package(tmp_path):
     source_yaml = {"tfdet/catalog_data/" + os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "catalog", "*.yaml"))}
     assert shipped_yaml == source_yaml and len(source_yaml) >= 2
     assert "tfdet/catalog_data/schema.json" in names
-    for package in ("tfdet/cli/__init__.py", "tfdet/probe/worker.py", "tfdet/patching/primitive.py", "tfdet/catalog/__init__.py", "tfdet/__main__.py"):
-        assert package in names
+    packages = {os.path.relpath(d, ROOT).replace(os.sep, "/") + "/__init__.py"
+                for d, _, files in os.walk(os.path.join(ROOT, "tfdet")) if "__init__.py" in files}
+    assert packages <= names, sorted(packages - names)
+    templates = {os.path.relpath(p, ROOT).replace(os.sep, "/")
+                 for p in glob.glob(os.path.join(ROOT, "tfdet", "report", "templates", "*.j2"))}
+    assert templates and templates <= names
+    assert "tfdet/__main__.py" in names and "tfdet/py.typed" in names
     assert any(n.endswith("entry_points.txt") for n in names)

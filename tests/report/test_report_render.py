@@ -2,7 +2,6 @@
 classes, charts, interrupted runs, and escaping of everything that came from a
 results file."""
 
-import configparser
 import os
 import re
 from html.parser import HTMLParser
@@ -157,12 +156,3 @@ def test_no_external_resources(build):
             assert not value.startswith(("http:", "https:", "//", "ftp:")), (tag, key, value)
     assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", html)
     assert "<script" not in html and "<link" not in html
-
-
-def test_templates_ship_as_package_data():
-    config = configparser.ConfigParser()
-    config.read(os.path.join(ROOT, "setup.cfg"))
-    assert "tfdet.report" in config["options"]["packages"].split()
-    pattern = config["options.package_data"]["tfdet.report"]
-    assert pattern == "templates/*.j2"
-    assert os.path.isfile(os.path.join(ROOT, "tfdet", "report", "templates", "report.html.j2"))

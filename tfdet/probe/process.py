@@ -18,9 +18,32 @@ class WorkerFailed(Exception):
         self.returncode = returncode
 
 
-def package_root():
-    """The directory holding the tfdet package, for the worker's PYTHONPATH."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+def package_dir():
+    """The directory of the tfdet package this process runs (source tree or site-packages)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# Run a tfdet module in another interpreter with exactly this process's tfdet:
+# the working directory is dropped from sys.path (`python -m` would put it first,
+# so a checkout would shadow an installed tfdet), and tfdet is loaded from its
+# own directory instead of PYTHONPATH, which would also expose this
+# interpreter's site-packages to one of another Python version. Python 3.7 syntax.
+_LAUNCH = """\
+import importlib.util, os, runpy, sys
+here = os.getcwd()
+sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.abspath(p) != here]
+spec = importlib.util.spec_from_file_location(
+    'tfdet', os.path.join(%(package)r, '__init__.py'), submodule_search_locations=[%(package)r])
+module = importlib.util.module_from_spec(spec)
+sys.modules['tfdet'] = module
+spec.loader.exec_module(module)
+runpy.run_module(%(module)r, run_name='__main__', alter_sys=True)
+"""
+
+
+def module_command(python, module):
+    """argv that runs `python -m module` against this process's tfdet, whatever the working directory."""
+    return [python, "-u", "-c", _LAUNCH % {"package": package_dir(), "module": module}]
 
 
 class WorkerProcess(object):
@@ -29,8 +52,6 @@ class WorkerProcess(object):
     def __init__(self, python, environ, name):
         self.python = python
         self.environ = dict(environ)
-        self.environ["PYTHONPATH"] = os.pathsep.join(
-            [package_root()] + [p for p in [environ.get("PYTHONPATH")] if p])
         self.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
         self.name = name
         self.proc = None
@@ -40,7 +61,7 @@ class WorkerProcess(object):
         self.stderr = collections.deque(maxlen=self.STDERR_LINES)
         try:
             self.proc = subprocess.Popen(
-                [self.python, "-u", "-m", "tfdet.probe.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                module_command(self.python, "tfdet.probe.worker"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=self.environ, universal_newlines=True, bufsize=1)
         except OSError as exc:
             raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc)) from None

@@ -13,7 +13,7 @@ from . import cases as case_registry
 from . import measure, stats
 from .modes import mode_setups, process_environment
 from .plan import machine_capabilities, plan_cases
-from .process import WorkerFailed, WorkerProcess, package_root
+from .process import WorkerFailed, WorkerProcess, module_command
 from .results import ResultsWriter
 
 
@@ -49,10 +49,9 @@ class ProbeConfig(object):
 
 def query_tf_version(python):
     """The TF version installed for another interpreter, without importing TF."""
-    environ = dict(os.environ, PYTHONPATH=package_root())
     try:
-        done = subprocess.run([python, "-m", "tfdet.tfinfo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=environ, universal_newlines=True, timeout=60)
+        done = subprocess.run(module_command(python, "tfdet.tfinfo"), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProbeError("cannot run %s: %s" % (python, exc)) from None
     version = done.stdout.strip()
