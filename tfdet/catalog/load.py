@@ -1,10 +1,23 @@
-"""Reading catalogue files from disk (the only I/O in tfdet.catalog)."""
+"""Reading catalogue files from disk (the only I/O in tfdet.catalog).
+
+Two paths. A user's file (load_catalogue with paths, load_user_catalogue) is
+always fully validated: schema, semantics, every problem by file and line.
+The shipped catalogue is validated by the tests and at build time, so
+default_catalogue() only parses it (libyaml where available) and builds the
+objects: it runs on every tfdet.patch(), and full validation costs about a
+third of a second.
+"""
 
 import functools
 import os
 
-from .model import Catalogue
-from .validate import CatalogError, Problem, check_catalogue, parse_document
+import yaml
+
+from .model import Catalogue, Entry, ErrorInfo, Origin, Switch, VersionRange
+from .versions import parse_specifier
+
+# libyaml's loader is ~10x faster; it is missing from some PyYAML builds.
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def shipped_catalogue_dir():
@@ -22,6 +35,8 @@ def _yaml_files(path):
 
 
 def _read(path):
+    from .validate import CatalogError, Problem
+
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
@@ -35,9 +50,11 @@ def load_catalogue(paths=None, known_switches=()):
     """Load and validate catalogue files (a file, a directory, or a list of them).
 
     With no paths, loads the shipped catalogue. Every file is validated on
-    every load; problems from all files are reported together as one
+    every call; problems from all files are reported together as one
     CatalogError naming each file and line.
     """
+    from .validate import CatalogError, Problem, check_catalogue, parse_document
+
     if paths is None:
         paths = [shipped_catalogue_dir()]
     elif isinstance(paths, (str, os.PathLike)):
@@ -63,10 +80,79 @@ def load_catalogue(paths=None, known_switches=()):
 
 @functools.lru_cache(maxsize=1)
 def default_catalogue():
-    """The shipped catalogue, loaded once per process."""
-    return load_catalogue()
+    """The shipped catalogue, loaded once per process without re-validating it
+    (tests/catalog prove it valid and equal to load_catalogue()'s result)."""
+    entries, switches = [], []
+    for path in _yaml_files(shipped_catalogue_dir()):
+        document_entries, document_switches = _build_trusted(_read(path), path)
+        entries.extend(document_entries)
+        switches.extend(document_switches)
+    return Catalogue(entries, switches)
 
 
 def load_user_catalogue(path):
     """Load a user's own catalogue file, resolving switches against the shipped ones."""
     return load_catalogue([path], known_switches=default_catalogue().switches)
+
+
+# --- the trusted (shipped) path: parse and build, no checks ---------------
+
+def _build_trusted(text, path):
+    """(entries, switches) of an already-validated file: the same objects
+    validate.parse_document builds, origins included, without its checks."""
+    loader = _FAST_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node)
+    finally:
+        loader.dispose()
+    switches = [_switch(raw, Origin(path, _line(item)))
+                for raw, item in zip(data.get("switches", []), _items(node, "switches"))]
+    entries = [_entry(raw, item, path) for raw, item in zip(data.get("entries", []), _items(node, "entries"))]
+    return entries, switches
+
+
+def _value(node, key):
+    for key_node, value_node in node.value:
+        if key_node.value == key:
+            return value_node
+    return None
+
+
+def _items(node, key):
+    found = _value(node, key)
+    return found.value if found is not None else []
+
+
+def _line(node):
+    return node.start_mark.line + 1
+
+
+def _switch(raw, origin):
+    return Switch(
+        id=raw["id"], kind=raw["kind"], name=raw["name"], role=raw["role"], versions=raw["versions"],
+        devices=tuple(raw["devices"]), description=raw["description"], sources=tuple(raw["sources"]),
+        value=raw.get("value"), same_as=tuple(raw.get("same_as", ())), specifier=parse_specifier(raw["versions"]),
+        origin=origin)
+
+
+def _range(r, origin):
+    return VersionRange(
+        versions=r["versions"], status=r["status"], sources=tuple(r["sources"]),
+        switches=tuple(r.get("switches", ())), patch=r.get("patch"), workaround=r.get("workaround"),
+        error=ErrorInfo(**r["error"]) if "error" in r else None, note=r.get("note"),
+        specifier=parse_specifier(r["versions"]), origin=origin)
+
+
+def _entry(raw, node, path):
+    devices_node = _value(node, "devices")
+    devices = {}
+    for device, raw_ranges in raw["devices"].items():
+        range_nodes = _value(devices_node, device).value
+        devices[device] = tuple(_range(r, Origin(path, _line(n))) for r, n in zip(raw_ranges, range_nodes))
+    return Entry(
+        id=raw["id"], title=raw["title"], description=raw["description"], apis=tuple(raw["apis"]),
+        raw_ops=tuple(raw["raw_ops"]), direction=raw["direction"], root_cause=raw["root_cause"],
+        devices=devices, sources=tuple(raw["sources"]), gradient_wrt=tuple(raw.get("gradient_wrt", ())),
+        condition=raw.get("condition"), requires=tuple(raw.get("requires", ())),
+        fixed_by_seeding=bool(raw.get("fixed_by_seeding", False)), origin=Origin(path, _line(node)))
