@@ -646,3 +646,35 @@ def test_public_names():
     for name in stats.__all__:
         assert hasattr(stats, name)
     assert len(set(stats.__all__)) == len(stats.__all__)
+
+
+# --------------------------------------------------------------------------- what silence rules out
+
+
+@pytest.mark.parametrize("runs, expected", [
+    # by hand: p = 1 - 0.05 ** (1 / n); ln 0.05 = -2.995732
+    (1, 0.95),
+    (3, 0.631597),   # 1 - exp(-0.998577)
+    (10, 0.258866),  # 1 - exp(-0.299573)
+    (40, 0.072158),  # 1 - exp(-0.074893)
+    (100, 0.029513),  # 1 - exp(-0.029957)
+])
+def test_max_rate_ruled_out_hand_values(runs, expected):
+    assert stats.max_rate_ruled_out(runs) == pytest.approx(expected, abs=5e-7)
+    # the defining property: a rate just above the bound misses with probability below 5%
+    assert (1 - stats.max_rate_ruled_out(runs)) ** runs == pytest.approx(0.05)
+
+
+def test_max_rate_ruled_out_edges():
+    assert stats.max_rate_ruled_out(0) == 1.0
+    assert stats.max_rate_ruled_out(40, confidence=0.99) == pytest.approx(1 - 0.01 ** (1 / 40))
+    assert stats.max_rate_ruled_out(41) < stats.max_rate_ruled_out(40)
+    with pytest.raises(ValueError):
+        stats.max_rate_ruled_out(-1)
+    with pytest.raises(ValueError):
+        stats.max_rate_ruled_out(10, confidence=1.0)
+
+
+def test_describe_ruled_out_reads_as_the_issue_asks():
+    assert stats.describe_ruled_out(40) == "0 of 40 runs differed: a per-run rate above 7.2% is ruled out at 95%"
+    assert stats.describe_ruled_out(10) == "0 of 10 runs differed: a per-run rate above 26% is ruled out at 95%"

@@ -29,7 +29,7 @@ import numpy as np
 __all__ = [
     "NAN_MISMATCH", "digest", "count_distinct", "ulp_distance", "variance_summary",
     "summarise_digests", "median", "iqr", "ratio_interval", "mann_whitney_u",
-    "interleaved_order",
+    "interleaved_order", "max_rate_ruled_out", "describe_ruled_out",
 ]
 
 #: ULP distance reported where one side is NaN and the other is not (2**64 - 1).
@@ -466,6 +466,39 @@ def mann_whitney_u(a, b):
         "z": z,
         "method": "normal-approximation-tie-corrected-continuity",
     }
+
+
+# --------------------------------------------------------------------------- what silence rules out
+
+
+def max_rate_ruled_out(runs, confidence=0.95):
+    """The per-run rate of differing results that ``runs`` identical runs rule out.
+
+    If each run independently differed with probability ``p``, all ``runs`` runs would
+    agree with probability ``(1 - p) ** runs``.  The returned ``p`` solves
+    ``(1 - p) ** runs = 1 - confidence`` (the exact one-sided binomial bound, the "rule
+    of three" for large ``runs``): any rate above it would have shown a difference with
+    probability ``confidence`` or more.  40 runs give 0.0722 at 95%; 10 runs 0.259.
+    Returns 1.0 for no runs (nothing is ruled out).
+    """
+    runs = int(runs)
+    if runs < 0:
+        raise ValueError("max_rate_ruled_out: runs must be >= 0, got %r" % (runs,))
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("max_rate_ruled_out: confidence must be in (0, 1), got %r" % (confidence,))
+    if runs == 0:
+        return 1.0
+    return float(1.0 - (1.0 - confidence) ** (1.0 / runs))
+
+
+def describe_ruled_out(runs, confidence=0.95):
+    """'0 of 40 runs differed: a per-run rate above 7.2% is ruled out at 95%'."""
+    rate = max_rate_ruled_out(runs, confidence)
+    if runs == 0:
+        return "no runs: nothing is ruled out"
+    percent = rate * 100.0
+    figure = ("%.0f%%" % percent) if percent >= 10 else ("%.1f%%" % percent) if percent >= 1 else ("%.2f%%" % percent)
+    return "0 of %d runs differed: a per-run rate above %s is ruled out at %.0f%%" % (runs, figure, confidence * 100)
 
 
 # --------------------------------------------------------------------------- scheduling
