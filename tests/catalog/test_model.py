@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from tfdet.catalog import COVERED_TF_VERSIONS, load_user_catalogue, tf_minor
+from tfdet.catalog import COVERED_TF_VERSIONS, UnknownName, load_user_catalogue, tf_minor
 from tfdet.catalog.versions import format_versions
 
 from catalog_fixtures import GOOD_ENTRY, document
@@ -42,7 +42,6 @@ def test_covered_versions_span_1_14_to_2_21():
     ("2.5", "gpu", "raises_under_determinism"),
     ("2.7", "gpu", "raises_under_determinism"),
     ("2.8", "gpu", "deterministic_with_switch"),
-    ("2.30", "gpu", "deterministic_with_switch"),
     ("2.6", "cpu", "deterministic"),
 ])
 def test_lookup_by_any_name(demo, name, version, device, status):
@@ -57,8 +56,10 @@ def test_lookup_fix_text(demo):
     assert demo.lookup("DemoOp", "2.9", "cpu")[0].fix == ""
 
 
-def test_lookup_unknown_name_is_empty(demo):
+def test_lookup_unknown_name_is_empty_only_when_asked(demo):
     assert demo.lookup("tf.nothing", "2.6", "gpu") == []
+    with pytest.raises(UnknownName, match="nothing in the catalogue is called 'tf.nothing'"):
+        demo.lookup("tf.nothing", "2.6", "gpu", missing_ok=False)
 
 
 def test_lookup_rejects_bad_device_and_version(demo):

@@ -2,22 +2,29 @@
 
 from .load import default_catalogue, load_catalogue, load_user_catalogue, shipped_catalogue_dir
 from .model import (
-    DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, Verdict, VersionRange, entry_to_dict,
-    verdict_to_dict,
+    DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, UnknownName, Verdict, VersionRange,
+    entry_to_dict, verdict_to_dict,
 )
 from .sources import describe_source
 from .validate import CatalogError, Problem
-from .versions import COVERED_TF_VERSIONS, tf_minor
+from .versions import (
+    COVERED_TF_VERSIONS, StaleVersionWarning, UncoveredVersionError, answering_version, tf_minor,
+)
 
 
 def lookup(op_or_api, tf_version, device):
-    """Status and fix of an op or API (any alias or raw op name) in the shipped catalogue."""
-    return default_catalogue().lookup(op_or_api, tf_version, device)
+    """Status and fix of an op or API (any alias or raw op name) in the shipped catalogue.
+
+    Raises UnknownName (with the closest names) for a name the catalogue does
+    not know, UncoveredVersionError for a TF older than 1.14, ValueError for a
+    non-version; warns StaleVersionWarning for a TF newer than the catalogue.
+    """
+    return default_catalogue().lookup(op_or_api, tf_version, device, missing_ok=False)
 
 
 __all__ = [
     "COVERED_TF_VERSIONS", "DEVICES", "STATUSES", "VARYING_STATUSES", "CatalogError", "Catalogue", "Entry",
-    "Problem", "Switch", "Verdict", "VersionRange", "default_catalogue", "load_catalogue",
-    "load_user_catalogue", "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict",
-    "describe_source",
+    "Problem", "StaleVersionWarning", "Switch", "UncoveredVersionError", "UnknownName", "Verdict",
+    "VersionRange", "answering_version", "default_catalogue", "load_catalogue", "load_user_catalogue",
+    "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict", "describe_source",
 ]

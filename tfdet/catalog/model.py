@@ -1,11 +1,13 @@
 """The catalogue as Python objects, and the queries on it. Pure: no I/O."""
 
+import difflib
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 
-from .versions import contains, tf_minor
+from .versions import StaleVersionWarning, answering_version, contains, tf_minor
 
 STATUSES = (
     "deterministic",
@@ -142,9 +144,35 @@ class Verdict:
         return "; ".join(parts)
 
 
+class UnknownName(LookupError):
+    """No entry answers to a name; `suggestions` holds the closest names there are."""
+
+    def __init__(self, name, suggestions=()):
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = "; did you mean: %s?" % ", ".join(self.suggestions) if self.suggestions else ""
+        super().__init__("nothing in the catalogue is called %r%s" % (name, hint))
+
+    def __str__(self):  # LookupError would show the repr of the message
+        return self.args[0]
+
+
 def _normalise_name(name):
     name = name.strip()
     return name if not name.startswith("tensorflow.") else "tf." + name[len("tensorflow."):]
+
+
+def _fold(name):
+    """The loose form of a name: case and '_' versus '-' do not matter (DenseBincount,
+    densebincount; unsorted_segment_sum, unsorted-segment-sum)."""
+    return _normalise_name(name).lower().replace("_", "-")
+
+
+def _answering(tf_version):
+    version, stale = answering_version(tf_version)
+    if stale:
+        warnings.warn(stale, StaleVersionWarning, stacklevel=3)
+    return version
 
 
 class Catalogue:
@@ -155,6 +183,17 @@ class Catalogue:
         self.switches = tuple(switches)
         self._by_id = {entry.id: entry for entry in self.entries}
         self._switch_by_id = {switch.id: switch for switch in self.switches}
+        self._exact, self._loose = {}, {}
+        for entry in self.entries:
+            for name in (entry.id,) + entry.names:
+                for index, key in ((self._exact, _normalise_name(name)), (self._loose, _fold(name))):
+                    hits = index.setdefault(key, [])
+                    if entry not in hits:
+                        hits.append(entry)
+        self._display = {}  # loose form -> a name as the catalogue spells it, for suggestions
+        for entry in self.entries:
+            for name in (entry.id,) + entry.names:
+                self._display.setdefault(_fold(name), name)
 
     def __len__(self):
         return len(self.entries)
@@ -173,26 +212,51 @@ class Catalogue:
         return self._switch_by_id[switch_id]
 
     def find(self, name):
-        """Entries whose id, any API alias or any raw op name equals `name`."""
-        return [entry for entry in self.entries if entry.matches(name)]
+        """Entries answering to `name` (see resolve), or [] when none does."""
+        return list(self._exact.get(_normalise_name(name)) or self._loose.get(_fold(name)) or [])
 
-    def lookup(self, op_or_api, tf_version, device):
+    def resolve(self, name):
+        """The entries a name means: an entry id (bincount), a public API alias
+        (tf.math.bincount, tensorflow.math.bincount) or a raw op name (DenseBincount).
+        An exact match wins; otherwise case and '_' versus '-' are ignored.
+        Raises UnknownName, with the closest names, when nothing matches."""
+        entries = self.find(name)
+        if not entries:
+            suggestions, seen = [], set()
+            for close in difflib.get_close_matches(_fold(name), list(self._display), n=12):
+                meant = tuple(e.id for e in self._loose[close])
+                if meant not in seen:  # one name per thing meant, not three aliases of one op
+                    seen.add(meant)
+                    suggestions.append(self._display[close])
+            raise UnknownName(name, suggestions[:3])
+        return entries
+
+    def lookup(self, op_or_api, tf_version, device, missing_ok=True):
         """Status and fix of an op or API in a TF version on a device.
 
         Returns one Verdict per matching entry (an API can be reached by more
         than one source of nondeterminism, e.g. conv2d by its backprop and by
-        autotuning); an empty list when nothing in the catalogue matches.
+        autotuning). An unknown name gives [] with missing_ok (for callers that
+        ask about an op a user's catalogue may not have) and raises UnknownName
+        without it; tfdet.catalog.lookup() raises. Versions as in affecting().
         """
         _check_device(device)
-        tf_minor(tf_version)  # fail early on a bad version
-        return [Verdict(e, str(tf_version), device, e.range_for(tf_version, device)) for e in self.find(op_or_api)]
+        version = _answering(tf_version)
+        entries = self.find(op_or_api) if missing_ok else self.resolve(op_or_api)
+        return [Verdict(e, str(tf_version), device, e.range_for(version, device)) for e in entries]
 
     def affecting(self, tf_version, device, statuses=VARYING_STATUSES):
-        """Verdicts for every entry whose status on (version, device) is in `statuses`."""
+        """Verdicts for every entry whose status on (version, device) is in `statuses`.
+
+        A TF version newer than the catalogue is answered with its newest
+        release and a StaleVersionWarning; an older one raises
+        UncoveredVersionError, a non-version ValueError.
+        """
         _check_device(device)
+        version = _answering(tf_version)
         verdicts = []
         for entry in self.entries:
-            verdict = Verdict(entry, str(tf_version), device, entry.range_for(tf_version, device))
+            verdict = Verdict(entry, str(tf_version), device, entry.range_for(version, device))
             if verdict.range is not None and verdict.status in statuses:
                 verdicts.append(verdict)
         return verdicts

@@ -33,6 +33,33 @@ def tf_minor(version):
     return Version("%s.%s" % match.groups())
 
 
+class UncoveredVersionError(ValueError):
+    """A TF version older than any the catalogue covers: an answer would be made up."""
+
+
+class StaleVersionWarning(UserWarning):
+    """A TF version newer than the catalogue: the answers are its newest release's."""
+
+
+def answering_version(version):
+    """The covered release whose facts answer for a TF version, and a warning or ''.
+
+    A version newer than the catalogue is answered with the newest covered
+    release (TF rarely makes an op less deterministic, but the facts may be
+    stale). One older than the catalogue raises UncoveredVersionError, and a
+    non-version ValueError. Pure: the caller decides how to warn.
+    """
+    minor = tf_minor(version)
+    oldest, newest = COVERED_TF_VERSIONS[0], COVERED_TF_VERSIONS[-1]
+    if minor < oldest:
+        raise UncoveredVersionError(
+            "TF %s is older than any version the catalogue covers (%s to %s)" % (minor, oldest, newest))
+    if minor > newest:
+        return newest, ("TF %s is newer than the catalogue (%s to %s); these are the facts for %s "
+                        "and may be stale" % (minor, oldest, newest, newest))
+    return minor, ""
+
+
 def parse_specifier(text):
     """Parse a PEP 440 specifier; ValueError names the bad text."""
     try:
