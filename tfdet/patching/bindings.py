@@ -49,6 +49,20 @@ def rebind(function, replacement, modules=None):
     return done
 
 
+def modules_of(packages):
+    """The loaded modules of these top-level packages (e.g. ("keras",))."""
+    return [m for n, m in list(sys.modules.items()) if m is not None and n.split(".")[0] in packages]
+
+
+def rebind_again(changes, packages):
+    """Repeat earlier rebindings in packages imported since (Keras after patch())."""
+    modules = modules_of(packages)
+    done = []
+    for original, replacement in {(c.original, c.replacement) for c in changes if isinstance(c, Rebinding)}:
+        done.extend(rebind(original, replacement, modules))
+    return done
+
+
 def _gradient_registry():
     from tensorflow.python.framework import ops
 
@@ -89,6 +103,7 @@ def _rebinder(canonical_api, replacement_name):
         if stock is None:
             return []
         return rebind(stock, getattr(_replacements(), replacement_name))
+    install.label = canonical_api  # what the patch-time line names
     return install
 
 
@@ -131,6 +146,7 @@ def _crop_and_resize_grad(op, grad):
 def _gradient(op_type, function):
     def install(tf):
         return [override_gradient(op_type, function)]
+    install.label = "gradient of " + op_type
     return install
 
 

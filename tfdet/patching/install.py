@@ -2,14 +2,20 @@
 changes TensorFlow's state, and records every change so it can be undone."""
 
 import contextlib
+import functools
 import os
+import sys
 import threading
 import warnings
 
 from ..tfinfo import list_gpus, resolve_api
-from . import bindings
+from . import bindings, watch
+from .import_hook import PostImportHook
 from .plan import plan_patch
 from .status import Status
+
+# Keras packages patch() rebinds and seeds; if not yet imported, on first import.
+_KERAS_PACKAGES = ("keras", "tf_keras")
 
 
 class TfdetWarning(UserWarning):
@@ -17,7 +23,7 @@ class TfdetWarning(UserWarning):
 
 
 class TfdetError(RuntimeError):
-    """Raised by patch(strict=True) when catalogued nondeterminism remains."""
+    """Raised under patch(strict=True) where the program uses a catalogued op the patch does not cover."""
 
 
 _lock = threading.RLock()
@@ -25,9 +31,14 @@ _state = {"applied": None}  # the Applied record while patched
 
 
 class Applied(object):
-    def __init__(self, plan, seed):
+    def __init__(self, plan, seed, strict=False):
         self.plan = plan
         self.seed = seed
+        self.strict = strict
+        self.seeded = []
+        self.replaced_apis = {}  # public name (or gradient) -> bindings changed
+        self.watcher = None  # the op callback, while installed
+        self.hook = None  # the post-import hook for Keras, while installed
         self.env_before = {}  # name -> previous value or None
         self.api_switches_on = []  # switch ids turned on here
         self.determinism_was_on = None
@@ -85,18 +96,11 @@ def _seed(tf, seed):
     else:
         tf.compat.v1.set_random_seed(seed)
     seeded.append("tensorflow")
-    keras_utils = getattr(getattr(tf, "keras", None), "utils", None)
-    setter = getattr(keras_utils, "set_random_seed", None)
-    if setter is None:
-        try:
-            import keras
-
-            setter = getattr(keras.utils, "set_random_seed", None)
-        except Exception:
-            setter = None
-    if setter is not None:
-        setter(seed)
-        seeded.append("keras")
+    for package in _KERAS_PACKAGES:  # only those already imported: importing Keras costs ~0.3 s
+        setter = getattr(getattr(sys.modules.get(package), "utils", None), "set_random_seed", None)
+        if setter is not None:
+            setter(seed)
+            seeded.append(package)
     generator = getattr(tf.random, "Generator", None)
     if generator is not None and hasattr(tf.random, "set_global_generator"):
         tf.random.set_global_generator(generator.from_seed(seed))
@@ -114,22 +118,38 @@ def _segment_method(catalogue, plan):
     return "order_fixed"
 
 
-def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False):
+def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on_unsupported="raise"):
     """Make this process's TensorFlow as reproducible as the catalogue knows how.
 
     Turns on every determinism switch the installed TF has, substitutes
     tfdet's deterministic replacements where the catalogue says the installed
     TF and device need them, and seeds everything when `seed` is given. Call it
     right after importing TensorFlow, before any op runs. Idempotent and
-    thread-safe; undo with unpatch(). Catalogued nondeterminism that remains is
-    named in one TfdetWarning, or raised as TfdetError with strict=True.
-    TensorFlow's own determinism errors are never silenced. Returns status().
+    thread-safe; undo with unpatch(). Returns status().
+
+    It prints one line to stderr saying what it switched on and replaced
+    (`quiet=True` silences it). From then on, a TensorFlow op callback watches
+    the program (tf.function tracing, graph building and eager ops) for the
+    catalogued ops the patch does not cover: the first use of each warns once
+    (a TfdetWarning naming the op, the user's file:line and the fix; filter it
+    with the warnings module), or, with `strict=True`, raises TfdetError there,
+    so a program that uses nothing uncovered runs clean under strict. On TF
+    older than 2.2 (no op callbacks) it warns once at patch time naming every
+    not-covered source, and strict raises then.
+
+    TensorFlow's own determinism errors are kept. `on_unsupported="warn"`
+    (an explicit opt-in) sets TF's per-op escape hatches that the catalogue
+    lists for this TF and device (switches whose role is silences_errors), so
+    those ops run nondeterministically instead of raising, and tfdet warns by
+    name when they are used.
     """
+    if strict and on_unsupported != "raise":
+        raise ValueError("strict=True and on_unsupported=%r contradict each other" % on_unsupported)
     with _lock:
         if _state["applied"] is not None:
             applied = _state["applied"]
             if seed is not None and seed != applied.seed:
-                _seed(_tf(), seed)
+                applied.seeded = _seed(_tf(), seed)
                 applied.seed = seed
             return status()
         from ..catalog import default_catalogue
@@ -138,8 +158,9 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False):
         environ = os.environ if environ is None else environ
         tf = _tf()
         device = detect_device(tf)
-        plan = plan_patch(catalogue, tf.__version__, device, _available_patches(), seeded=seed is not None)
-        applied = Applied(plan, seed)
+        plan = plan_patch(catalogue, tf.__version__, device, _available_patches(), seeded=seed is not None,
+                          on_unsupported=on_unsupported)
+        applied = Applied(plan, seed, strict)
         if not plan.supported:
             applied.warnings.append(plan.note)
             warnings.warn("tfdet.patch(): " + plan.note, TfdetWarning, stacklevel=2)
@@ -147,28 +168,59 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False):
             return status()
         if plan.note:
             applied.warnings.append(plan.note)
+        watchable = watch.callbacks_supported()
+        if not watchable and plan.remaining:
+            message = _summary_of_remaining(plan)
+            if strict:
+                raise TfdetError(message)
+            applied.warnings.append(message)
         late = _context_started()
         try:
             _apply(tf, catalogue, plan, applied, environ, late)
+            if watchable:
+                applied.watcher = watch.Watcher(plan, functools.partial(_on_use, strict))
+                watch.add(applied.watcher)
         except Exception:
             _undo(applied, environ)
             raise
         _state["applied"] = applied
         current = status()
-        if plan.remaining:
-            message = "tfdet.patch(): %d catalogued source%s of nondeterminism remain for TF %s on %s: %s" % (
-                len(plan.remaining), "" if len(plan.remaining) == 1 else "s", plan.tf_version, plan.device,
-                "; ".join("%s (%s)" % (r.verdict.entry.id, r.reason) for r in plan.remaining))
-            if strict:
-                _undo(applied, environ)
-                _state["applied"] = None
-                raise TfdetError(message)
-            if not quiet:
-                warnings.warn(message, TfdetWarning, stacklevel=2)
-        for text in applied.warnings:
-            if not quiet and text != plan.note:
+        if not quiet:
+            sys.stderr.write(current.summary_line() + "\n")
+            for text in applied.warnings:
                 warnings.warn("tfdet.patch(): " + text, TfdetWarning, stacklevel=2)
         return current
+
+
+def _summary_of_remaining(plan):
+    return ("TF %s has no op callbacks (they arrived in 2.2), so tfdet cannot tell which of these your program "
+            "uses; %d catalogued source%s of nondeterminism remain for TF %s on %s: %s" % (
+                plan.tf_version, len(plan.remaining), "" if len(plan.remaining) == 1 else "s", plan.tf_version,
+                plan.device, "; ".join("%s (%s)" % (r.entry.id, r.reason) for r in plan.remaining)))
+
+
+def _on_use(strict, message, site, remaining):
+    """A not-covered op was used: warn at the user's line, or raise under strict."""
+    if strict:
+        raise TfdetError("tfdet.patch(strict=True): %s: %s" % (site or "an unknown place", message))
+    filename, _, lineno = (site or "<unknown>:0").rpartition(":")
+    warnings.warn_explicit("tfdet: " + message, TfdetWarning, filename, int(lineno or 0),
+                           registry={})
+
+
+def _bind_later_imports(applied, module):
+    """keras/tf_keras imported after patch(): rebind and seed it now."""
+    with _lock:
+        if _state["applied"] is not applied:
+            return
+        package = module.__name__.split(".")[0]
+        more = bindings.rebind_again(applied.changes, (package,))
+        applied.changes.extend(more)
+        if applied.seed is not None:
+            setter = getattr(getattr(module, "utils", None), "set_random_seed", None)
+            if setter is not None:
+                setter(applied.seed)
+                applied.seeded.append(package)
 
 
 def _apply(tf, catalogue, plan, applied, environ, late):
@@ -194,14 +246,24 @@ def _apply(tf, catalogue, plan, applied, environ, late):
 
     applied.method_before = primitive.set_method(_segment_method(catalogue, plan))
     for name in sorted(plan.replacements):
-        changes = bindings.INSTALLERS[name](tf)
+        installer = bindings.INSTALLERS[name]
+        changes = installer(tf)
         applied.changes.extend(changes)
         applied.replaced[name] = len(changes)
+        label = getattr(installer, "label", name)
+        applied.replaced_apis[label] = applied.replaced_apis.get(label, 0) + len(changes)
+    applied.replaced_apis = {k: v for k, v in applied.replaced_apis.items() if v}
     if applied.seed is not None:
         applied.seeded = _seed(tf, applied.seed)
+    if any(p not in sys.modules for p in _KERAS_PACKAGES) and (plan.replacements or applied.seed is not None):
+        applied.hook = PostImportHook(_KERAS_PACKAGES, functools.partial(_bind_later_imports, applied)).install()
 
 
 def _undo(applied, environ):
+    if applied.watcher is not None:
+        watch.remove(applied.watcher)
+    if applied.hook is not None:
+        applied.hook.remove()
     bindings.undo(applied.changes)
     applied.changes = []
     if applied.method_before is not None:
@@ -245,18 +307,31 @@ def status():
         return Status(
             patched=True, tf_version=plan.tf_version, device=plan.device, supported=plan.supported,
             env=dict(plan.env), api_switches=list(applied.api_switches_on), seed=applied.seed,
-            seeded=list(getattr(applied, "seeded", [])), replacements=dict(plan.replacements),
-            replaced_places=dict(applied.replaced), covered=list(plan.covered),
+            seeded=list(applied.seeded), replacements=dict(plan.replacements),
+            replaced_places=dict(applied.replaced), replaced_apis=dict(applied.replaced_apis),
+            covered=[(c.entry_id, c.how) for c in plan.covered],
             remaining=[(r.verdict.entry.id, r.verdict.status, r.reason) for r in plan.remaining],
+            silenced=[sw.name for sw in plan.silenced], watching=_watching(applied),
+            seen=list(applied.watcher.hits) if applied.watcher is not None else [],
             warnings=list(applied.warnings))
 
 
+def _watching(applied):
+    if applied.watcher is not None:
+        return "op callback on %d op type%s of not-covered entries (%s on first use)" % (
+            len(applied.plan.watched_ops()), "" if len(applied.plan.watched_ops()) == 1 else "s",
+            "raise" if applied.strict else "warn")
+    if applied.plan.remaining and applied.plan.supported:
+        return "nothing: this TF has no op callbacks (TF 2.2+), so not-covered sources were named at patch time"
+    return ""
+
+
 @contextlib.contextmanager
-def deterministic(seed=None, strict=False):
+def deterministic(seed=None, strict=False, quiet=False):
     """Patch for the duration of a with-block (no-op if already patched)."""
     with _lock:
         owner = _state["applied"] is None
-        current = patch(seed=seed, strict=strict)
+        current = patch(seed=seed, strict=strict, quiet=quiet)
     try:
         yield current
     finally:

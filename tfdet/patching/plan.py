@@ -1,20 +1,61 @@
 """What tfdet.patch() does for a TF version and device, decided from the
 catalogue alone. Pure: no TensorFlow, no environment."""
 
-from collections import namedtuple
+from dataclasses import dataclass, field
+from typing import Dict, List
 
 from ..catalog import COVERED_TF_VERSIONS, tf_minor
 
 # Switch roles patch() turns on; it never sets silences_errors or
-# restores_nondeterminism, and leaves workaround switches to the user.
+# restores_nondeterminism by default, and leaves workaround switches to the user.
 APPLIED_ROLES = ("enables_determinism", "disables_autotune")
+# Taken only under patch(on_unsupported="warn"): TF's per-op escape hatches.
+SILENCING_ROLE = "silences_errors"
+ON_UNSUPPORTED = ("raise", "warn")
 
-Covered = namedtuple("Covered", "entry_id how")
-Remaining = namedtuple("Remaining", "verdict reason")
+
+@dataclass(frozen=True)
+class Covered:
+    entry_id: str
+    how: str
 
 
-class PatchPlan(namedtuple("PatchPlan", "tf_version device supported note env api_switches replacements covered remaining")):
-    """env: {name: value}; api_switches: [Switch]; replacements: {patch name: [entry ids]}."""
+@dataclass(frozen=True)
+class Remaining:
+    verdict: object  # catalog.Verdict
+    reason: str
+
+    @property
+    def entry(self):
+        return self.verdict.entry
+
+
+@dataclass(frozen=True)
+class PatchPlan:
+    tf_version: str
+    device: str
+    supported: bool
+    note: str
+    env: Dict[str, str]  # name -> value
+    api_switches: List[object]  # catalog.Switch
+    replacements: Dict[str, List[str]]  # patch name -> entry ids
+    covered: List[Covered]
+    remaining: List[Remaining]
+    on_unsupported: str = "raise"
+    silenced: List[object] = field(default_factory=list)  # catalog.Switch set only under on_unsupported="warn"
+
+    def watched_ops(self):
+        """{op type: (Remaining, ...)}: the not-covered entries an op callback can
+        see, keyed by the raw op names the catalogue gives them."""
+        watched = {}
+        for remaining in self.remaining:
+            for op_type in remaining.entry.raw_ops:
+                watched.setdefault(op_type, []).append(remaining)
+        return {op: tuple(items) for op, items in watched.items()}
+
+    def unwatchable(self):
+        """Not-covered entries with no op to watch for (a runtime or API-level source)."""
+        return [r for r in self.remaining if not r.entry.raw_ops]
 
 
 def _switches_on(switches):
@@ -25,12 +66,14 @@ def _switches_on(switches):
     return on
 
 
-def plan_patch(catalogue, tf_version, device, available_patches, seeded):
+def plan_patch(catalogue, tf_version, device, available_patches, seeded, on_unsupported="raise"):
+    if on_unsupported not in ON_UNSUPPORTED:
+        raise ValueError("on_unsupported must be one of %s, not %r" % (", ".join(ON_UNSUPPORTED), on_unsupported))
     version = tf_minor(tf_version)
     if version < COVERED_TF_VERSIONS[0]:
         return PatchPlan(str(tf_version), device, False,
                          "TF %s is older than any version tfdet knows (%s); nothing was changed" % (
-                             version, COVERED_TF_VERSIONS[0]), {}, [], {}, [], [])
+                             version, COVERED_TF_VERSIONS[0]), {}, [], {}, [], [], on_unsupported)
     note = ""
     if version > COVERED_TF_VERSIONS[-1]:
         note = "TF %s is newer than the catalogue (%s); using what it says for the latest versions" % (
@@ -38,6 +81,10 @@ def plan_patch(catalogue, tf_version, device, available_patches, seeded):
     switches = catalogue.switches_for(tf_version, device, roles=APPLIED_ROLES)
     env = {s.name: s.value for s in switches if s.kind == "env"}
     api_switches = [s for s in switches if s.kind == "api"]
+    silenced = []
+    if on_unsupported == "warn":
+        silenced = [s for s in catalogue.switches_for(tf_version, device, roles=(SILENCING_ROLE,)) if s.kind == "env"]
+        env.update((s.name, s.value) for s in silenced)
     on = _switches_on(switches)
 
     replacements, covered, remaining = {}, [], []
@@ -52,7 +99,8 @@ def plan_patch(catalogue, tf_version, device, available_patches, seeded):
             covered.append(Covered(entry.id, "switch " + ", ".join(version_range.switches)))
         else:
             remaining.append(Remaining(verdict, _why_remaining(verdict, on, available_patches, seeded)))
-    return PatchPlan(str(tf_version), device, True, note, env, api_switches, replacements, covered, remaining)
+    return PatchPlan(str(tf_version), device, True, note, env, api_switches, replacements, covered, remaining,
+                     on_unsupported, silenced)
 
 
 def _why_remaining(verdict, on, available_patches, seeded):
@@ -70,3 +118,16 @@ def _why_remaining(verdict, on, available_patches, seeded):
     if version_range.workaround:
         return "no TF switch or tfdet replacement; workaround: " + version_range.workaround
     return "no TF switch or tfdet replacement"
+
+
+def fix_of(remaining):
+    """The one thing to do about a not-covered entry, for a warning line."""
+    version_range = remaining.verdict.range
+    if remaining.reason.startswith("unseeded"):
+        return "pass seed= to the op, or call tfdet.patch(seed=N)"
+    if version_range is not None and version_range.workaround:
+        return " ".join(version_range.workaround.split())
+    if version_range is not None and version_range.status == "raises_under_determinism":
+        return "none in TF or tfdet: TF raises %s for it under op determinism; avoid the op" % (
+            version_range.error.type if version_range.error else "an error")
+    return "none known: avoid the op, or accept that it varies"

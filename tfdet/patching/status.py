@@ -1,27 +1,58 @@
-"""What tfdet.patch() did, as data that prints readably. Pure."""
+"""What tfdet.patch() did (or would do), as data that prints readably. Pure."""
+
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional, Tuple
 
 
-class Status(object):
-    def __init__(self, patched, tf_version=None, device=None, supported=True, env=None, api_switches=None,
-                 seed=None, seeded=None, replacements=None, replaced_places=None, covered=None, remaining=None,
-                 warnings=None):
-        self.patched = patched
-        self.tf_version = tf_version
-        self.device = device
-        self.supported = supported
-        self.env = env or {}
-        self.api_switches = api_switches or []
-        self.seed = seed
-        self.seeded = seeded or []
-        self.replacements = replacements or {}  # patch name -> catalogue entry ids
-        self.replaced_places = replaced_places or {}  # patch name -> aliases or gradients changed
-        self.covered = covered or []  # (entry id, how)
-        self.remaining = remaining or []  # (entry id, status, reason)
-        self.warnings = warnings or []
+@dataclass
+class Status:
+    patched: bool
+    tf_version: Optional[str] = None
+    device: Optional[str] = None
+    supported: bool = True
+    env: Dict[str, str] = field(default_factory=dict)
+    api_switches: List[str] = field(default_factory=list)
+    seed: Optional[int] = None
+    seeded: List[str] = field(default_factory=list)
+    replacements: Dict[str, List[str]] = field(default_factory=dict)  # patch name -> catalogue entry ids
+    replaced_places: Dict[str, int] = field(default_factory=dict)  # patch name -> aliases or gradients changed
+    replaced_apis: Dict[str, int] = field(default_factory=dict)  # public name (or gradient) -> bindings
+    covered: List[Tuple[str, str]] = field(default_factory=list)  # (entry id, how)
+    remaining: List[Tuple[str, str, str]] = field(default_factory=list)  # (entry id, status, reason)
+    silenced: List[str] = field(default_factory=list)  # error-silencing switches set under on_unsupported="warn"
+    watching: str = ""  # how uses of not-covered ops are caught
+    seen: List[Tuple[str, Tuple[str, ...], Optional[str]]] = field(default_factory=list)  # (op, entries, file:line)
+    warnings: List[str] = field(default_factory=list)
 
     def as_dict(self):
-        return dict(vars(self), covered=[list(c) for c in self.covered],
-                    remaining=[list(r) for r in self.remaining])
+        data = asdict(self)
+        data["covered"] = [list(c) for c in self.covered]
+        data["remaining"] = [list(r) for r in self.remaining]
+        data["seen"] = [[op, list(entries), site] for op, entries, site in self.seen]
+        return data
+
+    def summary_line(self):
+        """The one line patch() prints: what it switched on and replaced, and
+        how many catalogued sources it does not cover."""
+        if not self.supported:
+            return "tfdet: TF %s is not supported; nothing was changed" % self.tf_version
+        switches = ["%s()" % s for s in self.api_switches] + [
+            "%s=%s" % kv for kv in sorted(self.env.items()) if kv[0] not in self.silenced]
+        parts = ["switched on " + ", ".join(switches) if switches else "no switch to turn on"]
+        if self.replaced_apis:
+            parts.append("replaced " + ", ".join(
+                "%s (%d binding%s)" % (name, n, "" if n == 1 else "s") for name, n in sorted(self.replaced_apis.items())))
+        if self.seed is not None:
+            parts.append("seeded %d" % self.seed)
+        if self.silenced:
+            parts.append("TF determinism errors silenced by %s (ops they guard warn when used)" % ", ".join(self.silenced))
+        if self.remaining:
+            parts.append("%d catalogued source%s not covered%s: tfdet.status()" % (
+                len(self.remaining), "" if len(self.remaining) == 1 else "s",
+                ", warned on use" if self.watching.startswith("op callback") else ""))
+        else:
+            parts.append("nothing catalogued left uncovered")
+        return "tfdet: " + "; ".join(parts)
 
     def __repr__(self):
         return "<tfdet.Status patched=%s replacements=%d remaining=%d>" % (
@@ -35,6 +66,9 @@ class Status(object):
             lines.append("  unsupported TF version: nothing was changed")
         switches = ["%s=%s" % kv for kv in sorted(self.env.items())] + ["%s()" % s for s in self.api_switches]
         lines.append("  switches on:   %s" % (", ".join(switches) or "none"))
+        if self.silenced:
+            lines.append("  silenced:      %s (on_unsupported='warn': ops TF would refuse run nondeterministically)"
+                         % ", ".join(self.silenced))
         if self.seed is None:
             lines.append("  seeds:         not set (pass seed=N to seed Python, NumPy, TF and Keras)")
         else:
@@ -55,6 +89,10 @@ class Status(object):
                 lines.append("    %-40s %s" % (entry_id, reason))
         else:
             lines.append("  NOT covered:   nothing the catalogue knows of")
+        if self.watching:
+            lines.append("  watching:      %s" % self.watching)
+        for op_type, entries, site in self.seen:
+            lines.append("  used:          %s at %s (%s)" % (op_type, site or "?", ", ".join(entries)))
         for text in self.warnings:
             lines.append("  warning: " + text)
         if self.replacements:
