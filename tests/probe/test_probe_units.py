@@ -126,8 +126,8 @@ def test_summary_names_what_varied_raised_and_failed(tmp_path):
     ]
     text = summarise(header, records, path="r.jsonl")
     assert "a" in text and "3/10 VARIES" in text and "1/10" in text
-    assert "E: <m>" in text and "1.50 [1.40-1.60]" in text
-    assert "mode api not run: too old" in text and "Skipped 1 catalogue entries: needs a GPU (1)" in text
+    assert "E: <m>" in text and "x1.50 [1.40-1.60]" in text
+    assert "mode api not run (not applicable here): too old" in text and "Skipped 1 catalogue entries: needs a GPU (1)" in text
     assert "Not measured yet (interrupted run): 1" in text
     assert varied_under(records, "baseline") == [("a", "forward")] and varied_under(records, "env") == []
 

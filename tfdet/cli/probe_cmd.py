@@ -1,6 +1,8 @@
 """`tfdet probe`: measure run-to-run variance and the cost of determinism here."""
 
 import argparse
+import datetime
+import glob
 import os
 import shutil
 import sys
@@ -18,19 +20,38 @@ Each mode runs in fresh TensorFlow processes (%(processes)s per mode by default)
   patched   tfdet.patch() (when this tfdet has it)
 Every catalogued op that exists on this device is run repeatedly, forward and
 with a random upstream gradient; entries that cannot run here are listed as
-skipped, with the reason. Results are written case by case to --out, so an
-interrupted run keeps what it measured; --resume continues it.
+skipped, with the reason. Where the catalogue says an op varies here (or it
+varied in another mode) and it has not varied yet, it is run again, in more
+processes, up to --max-repeats runs, before it is called deterministic; every
+"did not vary" states the per-run rate it rules out (0 of 40 runs differed: a
+rate above 7.2%% is ruled out at 95%%).
+
+Results are written case by case, so an interrupted run keeps what it
+measured. Without --out each run writes a new file,
+tfdet-probe-YYYYMMDD-HHMMSS.jsonl, so the same command can be run again;
+--resume continues the newest such file here (or --out FILE); an existing
+--out FILE is only replaced with --overwrite.
+
+Modes: by default every mode this TF has (api needs TF 2.8; a missing one is
+noted, not an error). A mode that was asked for with --modes and does not exist
+for this TF, a mode whose processes cannot start, or one where no case gave a
+measurement (all crashed, hung or failed) did not run: that is said first in the
+summary and the report, recorded in the results file, and the run exits 4
+unless --allow-missing-modes.
 
 examples:
   tfdet probe                                  # the whole catalogue, default modes
   tfdet probe --ops unsorted-segment-sum,bincount --repeats 10
+  tfdet probe --ops tf.math.bincount,DenseBincount  # any name tfdet catalog show takes
   tfdet probe --python ~/venvs/tf1.15/bin/python --out tf115.jsonl
   tfdet probe --fail-on-nondeterminism env     # exit 1 if anything varies under env
   tfdet probe --report report.html             # and an HTML report of the results
 
 exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
-3 invalid input (unknown op id, unreadable results file); 4 no TensorFlow in
-that interpreter; 130 interrupted (results kept).
+3 invalid input (unknown op, unreadable results file); 4 environment: no
+TensorFlow in that interpreter, or a mode did not run (see above; results and
+report are still written; checked before the --fail-on-nondeterminism gate);
+130 interrupted (results kept).
 """ % {"processes": 2}
 
 
@@ -58,6 +79,21 @@ def _csv(text):
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+DEFAULT_OUT = "tfdet-probe-%Y%m%d-%H%M%S.jsonl"
+
+
+def _results_path(args):
+    """--out, or a fresh timestamped file per run, or (--resume) the newest one here."""
+    if args.out:
+        return args.out
+    if args.resume:
+        found = sorted(glob.glob("tfdet-probe-*.jsonl") + glob.glob("tfdet-probe.jsonl"), key=os.path.getmtime)
+        if not found:
+            raise CommandError("--resume: no tfdet-probe-*.jsonl here; name the file with --out FILE", USAGE)
+        return found[-1]
+    return datetime.datetime.now().strftime(DEFAULT_OUT)
+
+
 def add_parser(commands):
     from ..probe.modes import MODES
 
@@ -66,16 +102,21 @@ def add_parser(commands):
     parser.add_argument("--modes", type=_csv, metavar="MODE,...",
                         help="modes to run, from %s (default: baseline,env,api, plus patched when available)" % (
                             ", ".join(MODES)))
-    parser.add_argument("--ops", type=_csv, metavar="ID,...", help="catalogue ids to probe (default: all)")
+    parser.add_argument("--ops", type=_csv, metavar="NAME,...",
+                        help="ops to probe: catalogue ids, API aliases or raw op names (default: all)")
     parser.add_argument("--repeats", type=_positive_int, default=5, metavar="N", help="runs per process (default 5)")
     parser.add_argument("--processes", type=_positive_int, default=2, metavar="N",
                         help="processes per mode (default 2; variance across processes needs 2)")
+    parser.add_argument("--max-repeats", type=_positive_int, default=40, metavar="N",
+                        help="runs per case and mode, at most, before an op the catalogue says varies here (or that "
+                             "varied in another mode) is called deterministic (default 40)")
     parser.add_argument("--size", type=_positive_float, default=1.0, metavar="X",
                         help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
     parser.add_argument("--rounds", type=_positive_int, default=5, metavar="N",
                         help="interleaved timing rounds per process (default 5)")
-    parser.add_argument("--out", default="tfdet-probe.jsonl", metavar="FILE",
-                        help="results file, JSON Lines (default tfdet-probe.jsonl)")
+    parser.add_argument("--out", metavar="FILE",
+                        help="results file, JSON Lines (default: a new tfdet-probe-YYYYMMDD-HHMMSS.jsonl per run; "
+                             "with --resume, the newest one here)")
     parser.add_argument("--report", metavar="FILE",
                         help="after probing, also write an HTML report of the results to FILE (as tfdet report does)")
     parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases")
@@ -93,6 +134,8 @@ def add_parser(commands):
     parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (default 0)")
     parser.add_argument("--fail-on-nondeterminism", metavar="MODE",
                         help="exit 1 if any case varies under MODE (for CI gates)")
+    parser.add_argument("--allow-missing-modes", action="store_true",
+                        help="a mode that did not run is reported but does not make the exit code 4")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
     parser.set_defaults(run=run)
 
@@ -105,6 +148,7 @@ def run(args, out):
     from ..probe.summary import summarise, varied_under
 
     modes = args.modes or [m for m in MODES if m != "patched" or patch_available()]
+    args.out = _results_path(args)
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise CommandError("unknown mode %s; choose from %s" % (", ".join(bad), ", ".join(MODES)), USAGE)
@@ -115,15 +159,19 @@ def run(args, out):
         raise CommandError("%s exists: add --resume to continue it or --overwrite to replace it" % args.out, USAGE)
     if args.ops:
         from ..probe.cases import CASES
+        from ..probe.plan import resolve_ops
 
-        known = {entry.id for entry in catalog.default_catalogue()} | {i for i, c in CASES.items() if c.fixture}
-        unknown = [op for op in args.ops if op not in known]
+        catalogue = catalog.default_catalogue()
+        fixtures = {i for i, c in CASES.items() if c.fixture}
+        args.ops, unknown = resolve_ops(catalogue, args.ops, fixtures)
         if unknown:
             import difflib
 
-            hints = [h for op in unknown for h in difflib.get_close_matches(op, sorted(known), n=1)]
-            raise CommandError("--ops: no catalogue entry %s%s (see tfdet catalog list --status all)" % (
-                ", ".join(unknown), "; did you mean %s?" % ", ".join(hints) if hints else ""), INVALID_INPUT)
+            known = sorted({e.id for e in catalogue} | {n for e in catalogue for n in e.names} | fixtures)
+            hints = [h for op in unknown for h in difflib.get_close_matches(op, known, n=1)]
+            raise CommandError("--ops: no catalogue entry, API or raw op named %s%s (see tfdet catalog list "
+                               "--status all)" % (", ".join(unknown), "; did you mean %s?" % ", ".join(hints)
+                                                  if hints else ""), INVALID_INPUT)
     if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise CommandError("--python %s: no such executable" % args.python, USAGE)
 
@@ -132,7 +180,8 @@ def run(args, out):
         repeats=args.repeats, size=args.size, rounds=args.rounds, seed=args.seed, execution=args.execution,
         intra_threads=args.threads, inter_threads=args.threads,
         onednn=None if args.onednn == "default" else args.onednn == "on",
-        timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:])
+        timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:], max_repeats=args.max_repeats,
+        modes_requested=bool(args.modes))
     progress = Progress(quiet=args.quiet)
     interrupted = False
     try:
@@ -148,6 +197,9 @@ def run(args, out):
     if not os.path.exists(args.out):
         return INTERRUPTED if interrupted else ENVIRONMENT
     header, records = read_results(args.out)
+    from ..probe.summary import mode_problems
+
+    missing_modes = [p for p in mode_problems(header, records) if p.failure]
     if not args.quiet:
         out.write(summarise(header, records, path=args.out, width=shutil.get_terminal_size((120, 24)).columns) + "\n")
     if args.report:
@@ -159,6 +211,10 @@ def run(args, out):
     if interrupted:
         sys.stderr.write("tfdet probe: interrupted; finished cases are in %s (continue with --resume)\n" % args.out)
         return INTERRUPTED
+    if missing_modes and not args.allow_missing_modes:
+        sys.stderr.write("tfdet probe: error: %s did not run (exit %d; --allow-missing-modes accepts that)\n" % (
+            ", ".join("mode " + p.mode for p in missing_modes), ENVIRONMENT))
+        return ENVIRONMENT
     if args.fail_on_nondeterminism and varied_under(records, args.fail_on_nondeterminism):
         return FINDING
     return OK

@@ -12,8 +12,8 @@ def variance_record(process_results, load):
     """
     failed = [r["failed"] for r in process_results if "failed" in r]
     raised = [r["raised"] for r in process_results if r.get("raised")]
-    digests = [r.get("digests", []) for r in process_results if "failed" not in r]
-    record = {"processes": len(process_results)}
+    digests = _digests_by_process(process_results)
+    record = {"processes": len(digests) if not failed else len(process_results)}
     if failed:
         record.update(outcome="failed", error_type="WorkerFailed", error_message=failed[0]["message"],
                       stderr_tail=failed[0].get("stderr_tail", ""))
@@ -34,7 +34,29 @@ def variance_record(process_results, load):
         record.update(summary)
     record["first_digest"] = digests[0][0] if digests and digests[0] else None
     record["outcome"] = "varies" if record["distinct"] > 1 else "deterministic"
+    if record["outcome"] == "deterministic":
+        # what this silence rules out: any per-run rate of differing results above this
+        record["rate_ruled_out_95"] = stats.max_rate_ruled_out(record["runs"])
     return record
+
+
+def _digests_by_process(process_results):
+    """Digests per process, in order. Answers may carry "process" (an index):
+    further batches of runs in a process the probe asked again (adaptive repeats)."""
+    grouped = {}
+    for position, result in enumerate(process_results):
+        if "failed" not in result:
+            grouped.setdefault(result.get("process", position), []).extend(result.get("digests", []))
+    return list(grouped.values())
+
+
+def distinct_results(process_results):
+    """How many bitwise-distinct results the answers so far hold (0 if none)."""
+    return stats.count_distinct(d for r in process_results if "failed" not in r for d in r.get("digests", []))
+
+
+def run_count(process_results):
+    return sum(len(r.get("digests", [])) for r in process_results if "failed" not in r)
 
 
 def cost_fields(samples, baseline_samples):

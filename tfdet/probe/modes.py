@@ -36,9 +36,78 @@ def mode_setups(catalogue, tf_version, patch_available):
     }
 
 
+def classify_modes(modes, setups, requested):
+    """(modes to run, {mode: reason} failures, {mode: reason} not applicable).
+
+    A mode this TF lacks is a failure when it was asked for (`--modes api` on
+    TF 1.15) and only not applicable among the default modes.
+    """
+    active = [m for m in modes if setups[m].available]
+    missing = {m: setups[m].reason for m in modes if not setups[m].available}
+    return active, (missing if requested else {}), ({} if requested else missing)
+
+
 def process_environment(base_environ, setup, extra=None):
     """The environment for a worker of this mode: base, minus switches, plus the mode's."""
     environ = {k: v for k, v in base_environ.items() if k not in setup.unset}
     environ.update(extra or {})
     environ.update(setup.env)
     return environ
+
+
+# Statuses under which the catalogue says an op varies as TensorFlow ships it.
+VARYING_STATUSES = ("nondeterministic", "raises_under_determinism", "deterministic_with_switch")
+
+
+def mode_switch_ids(catalogue, setups, tf_version, device):
+    """{mode: frozenset of catalogue switch ids the mode turns on for this device and TF}.
+
+    env turns on the variables it sets, api the APIs it calls, patched every
+    enabling switch (tfdet.patch() turns them all on); `same_as` aliases count too.
+    """
+    usable = [s for s in catalogue.switches if device in s.devices and _honoured(s, tf_version)]
+    same_as = {s.id: tuple(s.same_as) for s in catalogue.switches}
+    result = {}
+    for mode, setup in setups.items():
+        ids = {s.id for s in usable if s.kind == "env" and s.role == "enables_determinism" and s.name in setup.env
+               and (s.value is None or str(setup.env[s.name]) == str(s.value))}
+        called = {call["name"] for call in setup.api_calls}
+        ids.update(s.id for s in usable if s.kind == "api" and s.name in called)
+        if setup.patch:
+            ids.update(s.id for s in usable if s.role == "enables_determinism")
+        todo = list(ids)
+        while todo:
+            for alias in same_as.get(todo.pop(), ()):
+                if alias not in ids:
+                    ids.add(alias)
+                    todo.append(alias)
+        result[mode] = frozenset(ids)
+    return result
+
+
+def _honoured(switch, tf_version):
+    try:
+        return switch.available_in(tf_version)
+    except ValueError:
+        return False
+
+
+def expected_to_vary(version_range, switches_on, patched=False):
+    """Why the catalogue expects an op to vary in a mode that turns on `switches_on`, or None.
+
+    nondeterministic varies in every mode (but the patched one when a tfdet patch
+    covers it); raises_under_determinism varies where none of its switches is on
+    (with one on it raises instead); deterministic_with_switch varies unless all
+    of its switches are on.
+    """
+    if version_range is None or version_range.status not in VARYING_STATUSES:
+        return None
+    status, switches = version_range.status, tuple(version_range.switches or ())
+    claim = "the catalogue says %s (TF %s)" % (status, version_range.versions)
+    if status == "nondeterministic":
+        return None if patched and version_range.patch else claim
+    if status == "raises_under_determinism":
+        return None if any(s in switches_on for s in switches) else claim + ", and this mode has none of its switches"
+    if switches and all(s in switches_on for s in switches):
+        return None
+    return claim + ", and this mode lacks " + ", ".join(s for s in switches if s not in switches_on)

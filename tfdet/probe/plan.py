@@ -67,3 +67,24 @@ def plan_cases(catalogue, case_specs, tf_version, device, capabilities, only=Non
         if fixture_id in case_specs and not any(p.case_id == fixture_id for p in planned):
             planned.extend(PlannedCase(fixture_id, p) for p in case_specs[fixture_id]["passes"])
     return planned, skipped
+
+
+def resolve_ops(catalogue, names, fixture_ids=()):
+    """(entry ids, unknown names) for --ops: every name `tfdet catalog show` takes.
+
+    A name is an entry id, a fixture id, any public API alias of an entry
+    (tf.math.bincount, tensorflow.math.bincount) or a raw op name (DenseBincount).
+    A name that several entries answer to selects all of them. Order is kept,
+    without repeats.
+    """
+    ids, unknown = [], []
+    entry_ids = {entry.id for entry in catalogue}
+    for name in names:
+        if name in entry_ids or name in fixture_ids:
+            found = [name]
+        else:
+            found = [entry.id for entry in catalogue if entry.matches(name)]
+        if not found:
+            unknown.append(name)
+        ids.extend(i for i in found if i not in ids)
+    return ids, unknown

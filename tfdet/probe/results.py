@@ -40,6 +40,9 @@ def read_results(path):
     if version != SCHEMA_VERSION:
         raise ResultsError("%s: results schema version %r; this tfdet reads version %d" % (path, version, SCHEMA_VERSION))
     body = [r for r in records[1:] if isinstance(r, dict) and r.get("record") == "case"]
+    ends = [r for r in records[1:] if isinstance(r, dict) and r.get("record") == "end"]
+    if ends:  # written when a run finishes (again after each --resume): the last one counts
+        header = dict(header, end=ends[-1])
     return header, body
 
 
@@ -75,9 +78,11 @@ class ResultsWriter(object):
     def __init__(self, path, header, resume=False):
         self.path = path
         self.done = set()
+        self.header = header
         if resume and os.path.exists(path) and os.path.getsize(path) > 0:
             old_header, records = read_results(path)
             self._check_compatible(old_header, header)
+            self.header = old_header
             self.done = {record_key(r) for r in records}
             self._truncate_partial_line()
             self.handle = open(path, "a", encoding="utf-8")
@@ -111,6 +116,10 @@ class ResultsWriter(object):
         fresh = [r for r in records if record_key(r) not in self.done]
         self._write(fresh)
         self.done.update(record_key(r) for r in fresh)
+
+    def write_end(self, record):
+        """The run's closing record (what it came to as a whole); readers put it in header["end"]."""
+        self._write([record])
 
     def close(self):
         self.handle.close()

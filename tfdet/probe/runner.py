@@ -11,10 +11,10 @@ import tempfile
 from .. import __version__
 from . import cases as case_registry
 from . import measure, stats
-from .modes import mode_setups, process_environment
+from .modes import classify_modes, expected_to_vary, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
 from .process import WorkerFailed, WorkerProcess, module_command
-from .results import ResultsWriter
+from .results import ResultsWriter, read_results
 
 
 class ProbeError(Exception):
@@ -25,7 +25,7 @@ class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
-                 argv=None):
+                 argv=None, max_repeats=40, modes_requested=True):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -45,6 +45,13 @@ class ProbeConfig(object):
         self.fixtures = tuple(fixtures)
         self.resume = resume
         self.argv = argv or []
+        # Runs per (case, pass, mode) at most before a case the catalogue (or
+        # another mode) says varies is called deterministic; the first
+        # processes x repeats runs count. See Probe._escalate.
+        self.max_repeats = max(max_repeats, processes * repeats)
+        # True: every mode in `modes` was asked for, and one that cannot run is a
+        # failure; False (the default modes): one this TF lacks is only noted.
+        self.modes_requested = modes_requested
 
 
 def query_tf_version(python):
@@ -71,8 +78,10 @@ class Probe(object):
     def __init__(self, config, progress):
         self.config = config
         self.progress = progress
-        self.workers = {}  # mode -> [WorkerProcess]
+        self.workers = {}  # mode -> [WorkerProcess]: `processes` of them, then one for adaptive repeats
         self.scratch = None
+        self.mode_failures = {}  # mode -> why a mode that should have run did not
+        self.expectations = {}  # (case id, mode) -> why the catalogue expects variance there
 
     # -- workers -----------------------------------------------------------
 
@@ -110,6 +119,7 @@ class Probe(object):
                 worker.kill()
             self.active_modes.remove(mode)
             self.unavailable[mode] = reason
+            self.mode_failures[mode] = reason
         if not self.active_modes:
             raise ProbeError("no mode could start: %s" % "; ".join("%s: %s" % kv for kv in failed.items()))
         return environments
@@ -165,16 +175,70 @@ class Probe(object):
         results = {}
         for mode in self.active_modes:
             results[mode] = []
-            for index in range(len(self.workers[mode])):
+            for index in range(self.config.processes):
                 self.progress.step(planned, mode)
                 tag = "%s-%d" % (mode, index)
                 command = self._command(planned, "variance", repeats=self.config.repeats, scratch=self.scratch,
                                         tag=tag)
                 answer = self._ask(mode, index, command)
+                answer["process"] = index
                 results[mode].append(answer)
                 if "failed" in answer:
                     break  # a case that crashed or hung once is not run again in this mode
         return results
+
+    def _escalate(self, planned, variance):
+        """Adaptive repeats: silence the user can trust.
+
+        A mode that has not (yet) varied, where the catalogue says the op varies
+        or another mode saw it vary, runs the case again, in batches of
+        `repeats`, in turn in its processes and one more fresh process, until
+        it varies or has `max_repeats` runs. Returns {mode: (reason, extra runs)}.
+        """
+        notes = {}
+        varied = [m for m in self.active_modes if measure.distinct_results(variance[m]) > 1]
+        changed = True
+        while changed:
+            changed = False
+            for mode in self.active_modes:
+                results = variance[mode]
+                if mode in notes or mode in varied or any("failed" in r or r.get("raised") for r in results):
+                    continue
+                reason = self.expectations.get((planned.case_id, mode))
+                if reason is None and varied:
+                    reason = "it varied under " + ", ".join(varied)
+                if reason is None:
+                    continue
+                extra = self._more_runs(planned, mode, results)
+                notes[mode] = (reason, extra)
+                if measure.distinct_results(results) > 1:
+                    varied.append(mode)
+                    changed = True
+        return notes
+
+    def _more_runs(self, planned, mode, results):
+        config = self.config
+        pool = list(range(config.processes)) + [config.processes]  # the last: a fresh process, started once
+        if len(self.workers[mode]) <= config.processes:
+            worker = WorkerProcess(config.python, self.workers[mode][0].environ, "%s#%d" % (mode, config.processes))
+            worker.start()
+            worker.needs_handshake = True  # imports TF while the first batches run
+            self.workers[mode].append(worker)
+        runs = start = measure.run_count(results)
+        batch = 0
+        while runs < config.max_repeats and measure.distinct_results(results) <= 1:
+            index = pool[batch % len(pool)]
+            batch += 1
+            self.progress.step(planned, mode, runs=runs, budget=config.max_repeats)
+            command = self._command(planned, "variance", repeats=min(config.repeats, config.max_repeats - runs),
+                                    scratch=self.scratch, tag="%s-%d-more%d" % (mode, index, batch))
+            answer = self._ask(mode, index, command)
+            if "failed" in answer or answer.get("raised") or not answer.get("digests"):
+                break  # a process lost while asking for more is no evidence either way
+            answer["process"] = index
+            results.append(answer)
+            runs += len(answer["digests"])
+        return runs - start
 
     def _ask(self, mode, index, command):
         try:
@@ -202,10 +266,18 @@ class Probe(object):
 
     def run_case(self, planned):
         variance = self._variance(planned)
+        notes = self._escalate(planned, variance)
         samples = self._timing(planned, variance)
         import numpy as np
 
         records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, np.load)
+        for record in records:
+            expected = self.expectations.get((planned.case_id, record["mode"]))
+            if expected:
+                record["catalogue_expects_variance"] = expected
+            if record["mode"] in notes:
+                reason, extra = notes[record["mode"]]
+                record.update(repeated_because=reason, extra_runs=extra)
         for name in os.listdir(self.scratch):
             os.remove(os.path.join(self.scratch, name))
         return records
@@ -219,17 +291,27 @@ class Probe(object):
         unknown = [m for m in config.modes if m not in self.setups]
         if unknown:
             raise ProbeError("unknown mode %s" % ", ".join(unknown))
-        self.active_modes = [m for m in config.modes if self.setups[m].available]
-        unavailable = self.unavailable = {m: self.setups[m].reason for m in config.modes if not self.setups[m].available}
+        self.active_modes, failures, not_applicable = classify_modes(config.modes, self.setups, config.modes_requested)
+        unavailable = self.unavailable = dict(failures, **not_applicable)
         if not self.active_modes:
             raise ProbeError("none of the modes can run: %s" % "; ".join("%s: %s" % kv for kv in unavailable.items()))
-        for mode, reason in unavailable.items():
-            self.progress.message("mode %s skipped: %s" % (mode, reason))
+        self.mode_failures.update(failures)
+        for mode, reason in failures.items():
+            self.progress.message("mode %s cannot run: %s" % (mode, reason))
+        for mode, reason in not_applicable.items():
+            self.progress.message("mode %s not applicable: %s" % (mode, reason))
         self.progress.message("starting %d TensorFlow %s processes (%s x %d)" % (
             len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes))
         self.scratch = tempfile.mkdtemp(prefix="tfdet-probe-")
         environments = self._start(self.setups)
         first = environments[self.active_modes[0]]
+        switches = mode_switch_ids(config.catalogue, self.setups, first["tf_version"], first["device"])
+        for entry in config.catalogue:
+            version_range = entry.range_for(first["tf_version"], first["device"])
+            for mode in self.active_modes:
+                reason = expected_to_vary(version_range, switches[mode], self.setups[mode].patch)
+                if reason:
+                    self.expectations[(entry.id, mode)] = reason
         planned, skipped = plan_cases(
             config.catalogue, case_registry.describe_cases(), first["tf_version"], first["device"],
             machine_capabilities(first["device"], len(first["gpus"])), only=config.ops, fixtures=config.fixtures)
@@ -237,7 +319,9 @@ class Probe(object):
             "record": "header", "schema_version": 1, "tfdet_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "argv": list(config.argv), "modes": self.active_modes, "unavailable_modes": unavailable,
-            "processes": config.processes, "repeats": config.repeats, "size": config.size, "rounds": config.rounds,
+            "mode_failures": dict(self.mode_failures), "not_applicable_modes": not_applicable,
+            "processes": config.processes, "repeats": config.repeats, "max_repeats": config.max_repeats,
+            "size": config.size, "rounds": config.rounds,
             "seed": config.seed, "execution": config.execution, "timeout_s": config.timeout,
             "threads": {"intra_op": config.intra_threads, "inter_op": config.inter_threads},
             "environment": environments,
@@ -252,9 +336,20 @@ class Probe(object):
                 records = self.run_case(planned_case)
                 writer.write_case(records)
                 self.progress.finished(planned_case, records)
+            writer.write_end(self._end_record(writer))
         finally:
             writer.close()
         return header
+
+    def _end_record(self, writer):
+        """What the whole run came to, for the file: modes that should have run and did not."""
+        from .summary import mode_problems
+
+        _, records = read_results(writer.path)
+        header = dict(writer.header, mode_failures=dict(writer.header.get("mode_failures") or {}, **self.mode_failures))
+        failures = {p.mode: p.reason for p in mode_problems(header, records) if p.failure}
+        return {"record": "end", "mode_failures": failures,
+                "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
 def run_probe(config, progress):

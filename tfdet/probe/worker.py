@@ -50,12 +50,27 @@ class Worker(object):
             if function is None:
                 raise AttributeError("TF %s has no %s" % (tf.__version__, call["name"]))
             function(*call.get("args", []))
+        patch_warnings = None
         if command.get("patch"):
+            import warnings
+
             import tfdet
 
-            tfdet.patch(**command.get("patch_kwargs", {}))
+            # What patch() says (a line on stderr, warnings about what it does not
+            # cover) is kept, never fatal: the mode is measured either way.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                tfdet.patch(**command.get("patch_kwargs", {}))
+            patch_warnings = []
+            for warning in caught:
+                text = "%s: %s" % (warning.category.__name__, str(warning.message)[:300])
+                if text not in patch_warnings and len(patch_warnings) < 10:
+                    patch_warnings.append(text)
         self.execution = command.get("execution", "function")
-        return {"ok": True, "environment": self.environment()}
+        environment = self.environment()
+        if patch_warnings is not None:
+            environment["patch_warnings"] = patch_warnings
+        return {"ok": True, "environment": environment}
 
     def environment(self):
         from tfdet.probe import environment
@@ -124,6 +139,13 @@ def main():
         protocol.flush()
 
     started = time.perf_counter()
+    import warnings
+
+    # A warning (TF's, or tfdet.patch()'s about an op it does not cover) goes to
+    # stderr once per place; it never becomes an error inside a measured case,
+    # whatever PYTHONWARNINGS the user has.
+    warnings.resetwarnings()
+    warnings.simplefilter("default")
     try:
         import numpy as np
         import tensorflow as tf
