@@ -43,12 +43,16 @@ class PatchPlan:
     remaining: List[Remaining]
     on_unsupported: str = "raise"
     silenced: List[object] = field(default_factory=list)  # catalog.Switch set only under on_unsupported="warn"
+    # Entries a replacement covers only through the public API: their raw op,
+    # created directly (tf.raw_ops, internal TF code), keeps the stock kernel.
+    bypassable: List[Remaining] = field(default_factory=list)
 
     def watched_ops(self):
         """{op type: (Remaining, ...)}: the not-covered entries an op callback can
-        see, keyed by the raw op names the catalogue gives them."""
+        see, keyed by the raw op names the catalogue gives them, and the raw ops
+        that bypass a replacement (the callback ignores those built by tfdet)."""
         watched = {}
-        for remaining in self.remaining:
+        for remaining in self.remaining + self.bypassable:
             for op_type in remaining.entry.raw_ops:
                 watched.setdefault(op_type, []).append(remaining)
         return {op: tuple(items) for op, items in watched.items()}
@@ -87,12 +91,14 @@ def plan_patch(catalogue, tf_version, device, available_patches, seeded, on_unsu
         env.update((s.name, s.value) for s in silenced)
     on = _switches_on(switches)
 
-    replacements, covered, remaining = {}, [], []
+    replacements, covered, remaining, bypassable = {}, [], [], []
     for verdict in catalogue.affecting(tf_version, device):
         entry, version_range = verdict.entry, verdict.range
         if version_range.patch and version_range.patch in available_patches:
             replacements.setdefault(version_range.patch, []).append(entry.id)
             covered.append(Covered(entry.id, "replaced by tfdet (%s)" % version_range.patch))
+            if entry.direction != "gradient":  # for gradient entries the raw op is the (fine) forward op
+                bypassable.append(Remaining(verdict, _why_bypassed(entry)))
         elif entry.fixed_by_seeding and seeded:
             covered.append(Covered(entry.id, "seeded"))
         elif version_range.status == "deterministic_with_switch" and set(version_range.switches) <= on:
@@ -100,7 +106,13 @@ def plan_patch(catalogue, tf_version, device, available_patches, seeded, on_unsu
         else:
             remaining.append(Remaining(verdict, _why_remaining(verdict, on, available_patches, seeded)))
     return PatchPlan(str(tf_version), device, True, note, env, api_switches, replacements, covered, remaining,
-                     on_unsupported, silenced)
+                     on_unsupported, silenced, bypassable)
+
+
+def _why_bypassed(entry):
+    public = [api for api in entry.apis if not api.startswith("tf.raw_ops.")]
+    return "created directly, not through %s, which tfdet replaces; the stock kernel runs" % (
+        public[0] if public else "the public API")
 
 
 def _why_remaining(verdict, on, available_patches, seeded):
@@ -123,11 +135,13 @@ def _why_remaining(verdict, on, available_patches, seeded):
 def fix_of(remaining):
     """The one thing to do about a not-covered entry, for a warning line."""
     version_range = remaining.verdict.range
+    if remaining.reason.startswith("created directly"):
+        public = [api for api in remaining.entry.apis if not api.startswith("tf.raw_ops.")]
+        return "call %s instead of the raw op" % (public[0] if public else "the public API")
     if remaining.reason.startswith("unseeded"):
         return "pass seed= to the op, or call tfdet.patch(seed=N)"
     if version_range is not None and version_range.workaround:
         return " ".join(version_range.workaround.split())
     if version_range is not None and version_range.status == "raises_under_determinism":
-        return "none in TF or tfdet: TF raises %s for it under op determinism; avoid the op" % (
-            version_range.error.type if version_range.error else "an error")
-    return "none known: avoid the op, or accept that it varies"
+        return "avoid the op (TF refuses it under determinism; no deterministic version in TF or tfdet)"
+    return "avoid the op, or accept that it varies (no deterministic version known)"

@@ -27,8 +27,17 @@ _OWN_MODULES = ("replacements.py", "primitive.py")
 _SEED_ATTRS = ("seed", "seed2")
 
 
-def callbacks_supported():
-    """Op callbacks exist from TF 2.2; False on older TF."""
+def callbacks_in(tf_version):
+    """Whether a TF version has op callbacks (they arrived in 2.2)."""
+    from ..catalog import tf_minor
+
+    return tf_minor(tf_version) >= tf_minor("2.2")
+
+
+def callbacks_supported(tf_version):
+    """Op callbacks exist in the imported TF; False on TF older than 2.2."""
+    if not callbacks_in(tf_version):
+        return False
     try:
         from tensorflow.python.framework import op_callbacks  # noqa: F401
     except ImportError:
@@ -144,6 +153,9 @@ def _message(op_type, items):
         return (not (version_range and version_range.workaround), remaining.verdict.status != "nondeterministic")
 
     best = sorted(items, key=rank)[0]
+    if best.reason.startswith("created directly"):
+        return "%s was %s (catalogue: %s). Fix: %s" % (
+            op_type, best.reason, ", ".join(r.entry.id for r in items), fix_of(best))
     return "%s is not covered by tfdet.patch() (catalogue: %s). Fix: %s" % (
         op_type, ", ".join(r.entry.id for r in items), fix_of(best))
 

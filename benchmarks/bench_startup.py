@@ -1,0 +1,64 @@
+"""What `import tfdet; tfdet.patch()` adds to a script's start-up.
+
+Runs fresh interpreters in interleaved pairs (A B A B ..., so machine drift
+cancels): A imports TensorFlow alone, B imports it and patches. Prints each
+side's median wall time, the median of the per-pair differences and the ratio.
+
+    python benchmarks/bench_startup.py [--pairs 7] [--seed] [--tfdet-path DIR]
+
+--tfdet-path puts another tfdet source tree first on PYTHONPATH (e.g. an older
+commit exported with `git archive <commit> tfdet | tar -x -C /tmp/old`), to
+measure before and after on the same machine.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+BASE = "import tensorflow"
+# B also times its own `import tfdet; tfdet.patch()` from inside: the same cost
+# without the noise of two whole interpreter start-ups.
+PATCHED = ("import tensorflow, time\nstarted = time.perf_counter()\nimport tfdet\ntfdet.patch(%s)\n"
+           "print('INSIDE', time.perf_counter() - started)")
+
+
+def wall(code, environ):
+    """(wall seconds of a fresh interpreter running code, what it printed)."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], check=True, env=environ, capture_output=True, text=True)
+    return time.perf_counter() - started, done.stdout
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--seed", action="store_true", help="patch(seed=0) rather than patch()")
+    parser.add_argument("--tfdet-path", help="a tfdet source tree to measure instead of the installed one")
+    args = parser.parse_args(argv)
+    environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    if args.tfdet_path:
+        environ["PYTHONPATH"] = os.path.abspath(args.tfdet_path) + os.pathsep + environ.get("PYTHONPATH", "")
+    patched = PATCHED % ("seed=0, quiet=True" if args.seed else "quiet=True")
+    wall(BASE, environ)  # warm the file cache once, untimed
+    base, with_patch, inside = [], [], []
+    for _ in range(args.pairs):
+        base.append(wall(BASE, environ)[0])
+        seconds, printed = wall(patched, environ)
+        with_patch.append(seconds)
+        inside.append(float(printed.split("INSIDE")[1]))
+    differences = [b - a for a, b in zip(base, with_patch)]
+    print("pairs: %d (interleaved), python %s" % (args.pairs, sys.version.split()[0]))
+    print("import tensorflow                       median %.3f s" % statistics.median(base))
+    print("import tensorflow + tfdet.patch(%s)  median %.3f s" % (
+        "seed=0" if args.seed else "", statistics.median(with_patch)))
+    print("added by tfdet: median of pair differences %.3f s (ratio of medians %.3f)" % (
+        statistics.median(differences), statistics.median(with_patch) / statistics.median(base)))
+    print("import tfdet + patch() timed inside the process: median %.3f s (min %.3f, max %.3f)" % (
+        statistics.median(inside), min(inside), max(inside)))
+
+
+if __name__ == "__main__":
+    main()
