@@ -46,9 +46,29 @@ def test_status_abbreviation_and_unknown_status(demo_file):
     assert code == INVALID_INPUT and "unknown status 'flaky'" in err
 
 
-def test_bad_version_is_invalid_input(demo_file):
+def test_a_non_version_is_a_usage_error_with_the_subcommand_usage(demo_file):
     code, _, err = run("catalog", "list", "--catalog", demo_file, "--tf-version", "two")
-    assert code == INVALID_INPUT and "not a TensorFlow version: 'two'" in err
+    assert code == USAGE and "not a TensorFlow version: 'two'" in err
+    assert err.startswith("usage: tfdet catalog list")
+    code, _, err = run("catalog", "diff", "2.6", "latest")
+    assert code == USAGE and err.startswith("usage: tfdet catalog diff") and "'latest'" in err
+
+
+@pytest.mark.parametrize("argv, old", [(["list", "--tf-version", "1.10"], "1.10"), (["diff", "1.13", "2.6"], "1.13")])
+def test_a_version_older_than_the_catalogue_is_invalid_input(argv, old):
+    code, out, err = run("catalog", *argv)
+    assert code == INVALID_INPUT and out == ""
+    assert err == "tfdet: error: TF %s is older than any version the catalogue covers (1.14 to 2.21)\n" % old
+
+
+def test_a_version_newer_than_the_catalogue_warns_and_answers_for_the_newest():
+    code, out, err = run("catalog", "list", "--tf-version", "2.99", "--json")
+    assert code == OK
+    assert err == ("tfdet: warning: TF 2.99 is newer than the catalogue (1.14 to 2.21); these are the facts "
+                   "for 2.21 and may be stale\n")
+    assert out == run("catalog", "list", "--tf-version", "2.21", "--json")[1]  # the facts, and their version, are 2.21's
+    code, out, err = run("catalog", "list", "--tf-version", "2.99", "--device", "gpu")
+    assert code == OK and out.startswith("TF 2.99 (answered for 2.21): ") and "may be stale" in err
 
 
 def test_show_by_raw_op(demo_file):

@@ -4,12 +4,13 @@ import argparse
 import difflib
 import json
 import os
-import shutil
+import sys
+import textwrap
 
 from .. import catalog
 from ..tfinfo import installed_tf_version
 from .exitcodes import ENVIRONMENT, INVALID_INPUT, OK, USAGE, CommandError
-from .table import format_table
+from .tables import EXTRA, FIX, FIXED, KEY, Column, output_width, print_table
 
 HELP = "query the catalogue of known-nondeterministic TensorFlow ops"
 
@@ -22,7 +23,21 @@ examples:
 statuses: %s
 By default only statuses under which an op can vary as TF ships are listed
 (%s); --status all lists every entry.
-""" % (", ".join(catalog.STATUSES), ", ".join(catalog.VARYING_STATUSES))
+
+The catalogue covers TF %s to %s. A newer version is answered with what it
+says for %s, with a warning; an older one is an error (exit 3).
+The table fits the terminal (or $COLUMNS); piped, each row is one line.
+""" % (", ".join(catalog.STATUSES), ", ".join(catalog.VARYING_STATUSES),
+       catalog.COVERED_TF_VERSIONS[0], catalog.COVERED_TF_VERSIONS[-1], catalog.COVERED_TF_VERSIONS[-1])
+
+
+def _tf_version_argument(text):
+    """argparse type: a non-version is a usage error, shown with the subcommand's usage."""
+    try:
+        catalog.tf_minor(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def add_parser(commands):
@@ -34,7 +49,8 @@ def add_parser(commands):
         "list", help="entries that affect a TF version and device", epilog=LIST_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="List catalogue entries with their status and fix for one TF version.")
-    listing.add_argument("--tf-version", help="TF version to ask about (default: the installed TF)")
+    listing.add_argument("--tf-version", type=_tf_version_argument,
+                         help="TF version to ask about (default: the installed TF)")
     listing.add_argument("--device", choices=catalog.DEVICES, action="append",
                          help="cpu or gpu; repeat for both (default: both)")
     listing.add_argument("--status", action="append", metavar="STATUS",
@@ -53,8 +69,8 @@ def add_parser(commands):
     diff = sub.add_parser(
         "diff", help="what changed between two TF versions",
         description="Entries whose status or fix differs between two TF versions on a device.")
-    diff.add_argument("old", metavar="OLD_VERSION")
-    diff.add_argument("new", metavar="NEW_VERSION")
+    diff.add_argument("old", metavar="OLD_VERSION", type=_tf_version_argument)
+    diff.add_argument("new", metavar="NEW_VERSION", type=_tf_version_argument)
     diff.add_argument("--device", choices=catalog.DEVICES, action="append", help="cpu or gpu (default: both)")
     _add_source_and_format(diff, 'a table')
     diff.set_defaults(run=run_diff)
@@ -86,16 +102,30 @@ def _load(path):
         raise CommandError(str(exc), INVALID_INPUT) from None
 
 
-def _version(text):
+def _version(args, text):
+    """(what the user asked about, the covered version that answers for it)."""
+    code = INVALID_INPUT
     if text is None:
-        text = installed_tf_version()
+        text, code = installed_tf_version(), ENVIRONMENT
         if text is None:
             raise CommandError("no TensorFlow is installed here; say which version with --tf-version", ENVIRONMENT)
     try:
-        catalog.tf_minor(text)
-    except ValueError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
-    return text
+        answering, stale = catalog.answering_version(text)
+    except ValueError as exc:  # UncoveredVersionError, or an installed TF with an odd version string
+        raise CommandError(str(exc), code) from None
+    if stale:
+        getattr(args, "err", sys.stderr).write("tfdet: warning: %s\n" % stale)
+    return text, str(answering)
+
+
+def _heading(out, text):
+    width = output_width(out)
+    out.write((textwrap.fill(text, width, subsequent_indent="  ") if width else text) + "\n\n")
+
+
+def _asked(asked, answering):
+    return "TF %s" % asked if catalog.tf_minor(asked) == catalog.tf_minor(answering) else (
+        "TF %s (answered for %s)" % (asked, answering))
 
 
 def _statuses(values):
@@ -118,34 +148,30 @@ def _statuses(values):
     return tuple(resolved)
 
 
-def _width():
-    return shutil.get_terminal_size((120, 24)).columns
-
-
 def run_list(args, out):
     cat = _load(args.catalog)
-    version = _version(args.tf_version)
+    asked, version = _version(args, args.tf_version)
     statuses = _statuses(args.status)
     verdicts = [v for device in (args.device or catalog.DEVICES) for v in cat.affecting(version, device, statuses)]
     if args.json:
         json.dump([catalog.verdict_to_dict(v) for v in verdicts], out, indent=2)
         out.write("\n")
         return OK
-    out.write("TF %s: %d entr%s with status %s\n\n" % (
-        version, len(verdicts), "y" if len(verdicts) == 1 else "ies", " or ".join(statuses)))
+    _heading(out, "%s: %d entr%s with status %s" % (
+        _asked(asked, version), len(verdicts), "y" if len(verdicts) == 1 else "ies", " or ".join(statuses)))
     rows = [(v.entry.id, v.device, v.status, v.fix or "-", v.entry.title) for v in verdicts]
-    out.write(format_table(["ID", "DEVICE", "STATUS", "FIX", "TITLE"], rows, max_width=_width()) + "\n")
+    columns = [Column("ID", KEY), Column("DEVICE", FIXED), Column("STATUS", KEY), Column("FIX", FIX),
+               Column("TITLE", EXTRA)]
+    print_table(out, columns, rows)
     return OK
 
 
 def run_show(args, out):
     cat = _load(args.catalog)
-    entries = cat.find(args.name)
-    if not entries:
-        names = sorted({n for e in cat for n in (e.id,) + e.names})
-        hints = difflib.get_close_matches(args.name, names, n=3)
-        raise CommandError("nothing in the catalogue is called %r%s" % (
-            args.name, "; did you mean: %s?" % ", ".join(hints) if hints else ""), INVALID_INPUT)
+    try:
+        entries = cat.resolve(args.name)
+    except catalog.UnknownName as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
     if args.json:
         json.dump([catalog.entry_to_dict(e) for e in entries], out, indent=2)
         out.write("\n")
@@ -198,7 +224,7 @@ def render_entry(entry):
 
 def run_diff(args, out):
     cat = _load(args.catalog)
-    old, new = _version(args.old), _version(args.new)
+    (asked_old, old), (asked_new, new) = _version(args, args.old), _version(args, args.new)
     changes = []
     for device in args.device or catalog.DEVICES:
         for entry in cat:
@@ -213,9 +239,12 @@ def run_diff(args, out):
                     "new": catalog.verdict_to_dict(b)} for a, b in changes], out, indent=2)
         out.write("\n")
         return OK
-    out.write("TF %s -> %s: %d change%s\n\n" % (old, new, len(changes), "" if len(changes) == 1 else "s"))
+    _heading(out, "%s -> %s: %d change%s" % (
+        _asked(asked_old, old), _asked(asked_new, new), len(changes), "" if len(changes) == 1 else "s"))
     rows = [(a.entry.id, a.device, a.status, b.status, b.fix or "-") for a, b in changes]
-    out.write(format_table(["ID", "DEVICE", "IN " + old, "IN " + new, "FIX IN " + new], rows, max_width=_width()) + "\n")
+    columns = [Column("ID", KEY), Column("DEVICE", FIXED), Column("IN " + old, KEY), Column("IN " + new, KEY),
+               Column("FIX IN " + new, FIX)]
+    print_table(out, columns, rows)
     return OK
 
 

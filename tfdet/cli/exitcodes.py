@@ -9,6 +9,8 @@
 4  ENVIRONMENT   something outside the input is missing: no TensorFlow
                  where one is needed, an interpreter that does not run
 130 INTERRUPTED  stopped by Ctrl-C (128 + SIGINT); finished work is kept
+141 BROKEN_PIPE  the reader of the output went away (`tfdet ... | head`);
+                 128 + SIGPIPE, what other Unix tools exit with there
 """
 
 OK = 0
@@ -17,6 +19,7 @@ USAGE = 2
 INVALID_INPUT = 3
 ENVIRONMENT = 4
 INTERRUPTED = 130
+BROKEN_PIPE = 141
 
 
 class CommandError(Exception):
