@@ -168,7 +168,7 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
             return status()
         if plan.note:
             applied.warnings.append(plan.note)
-        watchable = watch.callbacks_supported()
+        watchable = watch.callbacks_supported(tf.__version__)
         if not watchable and plan.remaining:
             message = _summary_of_remaining(plan)
             if strict:
