@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from cli_runner import run_cli as run
-from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK, USAGE
+from tfdet.cli.exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE
 
 
 
@@ -34,13 +34,65 @@ def test_existing_results_file_is_not_overwritten(tmp_path):
 def test_unknown_op_is_invalid_input(tmp_path):
     code, _, err = run("probe", "--ops", "unsorted-segment-summ", "--out", str(tmp_path / "r.jsonl"))
     assert code == INVALID_INPUT and "did you mean unsorted-segment-sum" in err
+    code, _, err = run("probe", "--ops", "tf.math.bincountt", "--out", str(tmp_path / "r.jsonl"))
+    assert code == INVALID_INPUT and "did you mean tf.math.bincount" in err
+
+
+def test_default_results_file_is_new_each_run_and_resume_takes_the_newest(tmp_path, monkeypatch):
+    import argparse
+
+    from tfdet.cli.probe_cmd import _results_path
+
+    monkeypatch.chdir(tmp_path)
+    fresh = _results_path(argparse.Namespace(out=None, resume=False))
+    assert fresh.startswith("tfdet-probe-") and fresh.endswith(".jsonl") and not (tmp_path / fresh).exists()
+    assert _results_path(argparse.Namespace(out="mine.jsonl", resume=False)) == "mine.jsonl"
+    code, _, err = run("probe", "--resume")
+    assert code == USAGE and "no tfdet-probe-*.jsonl here" in err
+    (tmp_path / "tfdet-probe-20250101-000000.jsonl").write_text("old")
+    (tmp_path / "tfdet-probe-20260101-000000.jsonl").write_text("new")
+    import os
+
+    os.utime(tmp_path / "tfdet-probe-20250101-000000.jsonl", (1, 1))
+    assert _results_path(argparse.Namespace(out=None, resume=True)) == "tfdet-probe-20260101-000000.jsonl"
 
 
 def test_help_teaches_the_modes():
     done = subprocess.run([sys.executable, "-m", "tfdet", "probe", "--help"], capture_output=True, text=True)
     assert done.returncode == OK
-    for word in ("baseline", "TF_DETERMINISTIC_OPS", "enable_op_determinism", "--resume", "exit codes"):
+    for word in ("baseline", "TF_DETERMINISTIC_OPS", "enable_op_determinism", "--resume", "exit codes",
+                 "--max-repeats", "--allow-missing-modes", "did not run", "4 environment", "tfdet-probe-YYYYMMDD"):
         assert word in done.stdout
+
+
+def test_a_mode_that_did_not_run_exits_4_unless_allowed(tmp_path):
+    # Every case fails in the only mode: no measurement, so the mode did not run.
+    pytest.importorskip("tensorflow")
+    base = [sys.executable, "-m", "tfdet", "probe", "--ops", "fixture-crash", "--modes", "baseline", "--processes",
+            "1", "--repeats", "1", "--rounds", "1"]
+    done = subprocess.run(base + ["--out", str(tmp_path / "a.jsonl")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == ENVIRONMENT, done.stderr
+    assert done.stdout.splitlines()[0].startswith("MODE baseline DID NOT RUN: no case gave a measurement")
+    assert "mode baseline did not run (exit 4" in done.stderr
+    from tfdet.probe.results import read_results
+
+    header, _ = read_results(str(tmp_path / "a.jsonl"))
+    assert "baseline" in header["end"]["mode_failures"]
+    allowed = subprocess.run(base + ["--out", str(tmp_path / "b.jsonl"), "--allow-missing-modes", "--quiet"],
+                             capture_output=True, text=True, timeout=300)
+    assert allowed.returncode == OK, allowed.stderr
+
+
+def test_ops_takes_a_raw_op_name(tmp_path):
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "r.jsonl"
+    done = subprocess.run([sys.executable, "-m", "tfdet", "probe", "--ops", "DenseBincount", "--modes", "baseline",
+                           "--processes", "1", "--repeats", "1", "--max-repeats", "1", "--rounds", "1", "--quiet",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == OK, done.stderr
+    from tfdet.probe.results import read_results
+
+    assert {r["case"] for r in read_results(str(out))[1]} == {"dense-bincount"}
 
 
 def test_fail_on_nondeterminism_gate(tmp_path):

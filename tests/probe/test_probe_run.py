@@ -121,3 +121,49 @@ def test_interrupted_run_resumes_without_duplicates(tmp_path):
     keys = [(r["case"], r["pass"], r["mode"]) for r in records]
     assert len(keys) == len(set(keys)) == 4
     assert partial[1] in records  # what the interrupted run measured was kept, not redone
+
+
+# -- adaptive repeats: silence the user can trust ---------------------------------
+
+def test_rare_variance_is_caught_by_repeating_where_another_mode_varied(tmp_path):
+    # fixture-rare-variance differs in 1 of 2 runs at baseline and in 1 of 10 under
+    # env: the default 10 runs miss it under env about a third of the time (0.9**10),
+    # 150 runs about once in seven million. It must come out varying, after extra
+    # runs in a further process, and say why it was repeated.
+    out = str(tmp_path / "rare.jsonl")
+    config = ProbeConfig(default_catalogue(), out, modes=("baseline", "env"), processes=2, repeats=5, rounds=1,
+                         ops=["fixture-rare-variance", "fixture-fixed-order-sum"], max_repeats=150)
+    run_probe(config, Progress(quiet=True))
+    header, records = read_results(out)
+    by_key = {(r["case"], r["mode"]): r for r in records}
+    assert header["max_repeats"] == 150
+    baseline, env = by_key[("fixture-rare-variance", "baseline")], by_key[("fixture-rare-variance", "env")]
+    assert baseline["outcome"] == "varies"
+    assert env["outcome"] == "varies" and 2 <= env["distinct"]
+    if "extra_runs" in env:  # the first 10 runs may have caught it already
+        assert env["runs"] == 10 + env["extra_runs"] <= 150 and env["extra_runs"] > 0
+        assert "baseline" in env["repeated_because"] and 2 <= env["processes"] <= 3
+    # nothing suggested the fixed-order sum varies: 10 runs, and the rate they rule out
+    steady = by_key[("fixture-fixed-order-sum", "env")]
+    assert steady["outcome"] == "deterministic" and steady["runs"] == 10 and "extra_runs" not in steady
+    assert steady["rate_ruled_out_95"] == pytest.approx(1 - 0.05 ** (1 / 10))
+
+
+def test_catalogue_says_varies_so_silence_needs_the_full_budget(tmp_path):
+    # while-loop-parallel-iterations is catalogued nondeterministic on CPU; whatever
+    # it does here, it may only be called deterministic after max_repeats runs.
+    out = str(tmp_path / "claim.jsonl")
+    config = ProbeConfig(default_catalogue(), out, modes=("baseline",), processes=1, repeats=3, rounds=1,
+                         ops=["while-loop-parallel-iterations"], max_repeats=12)
+    header, records = run_probe(config, Progress(quiet=True)), read_results(out)[1]
+    entry = default_catalogue().get("while-loop-parallel-iterations")
+    version_range = entry.range_for(header["environment"]["baseline"]["tf_version"], "cpu")
+    assert version_range.status == "nondeterministic"
+    assert records
+    for record in records:
+        assert "nondeterministic" in record["catalogue_expects_variance"]
+        if record["outcome"] == "deterministic":
+            assert record["runs"] == 12 and record["extra_runs"] == 9 and record["processes"] == 2
+            assert record["rate_ruled_out_95"] == pytest.approx(1 - 0.05 ** (1 / 12))
+        else:
+            assert record["outcome"] == "varies"

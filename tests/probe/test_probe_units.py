@@ -210,3 +210,155 @@ def test_case_registry_has_fixtures_and_no_tf_import():
     described = cases.describe_cases()
     assert described["fixture-crash"]["fixture"] is True
     assert all(spec["passes"] for spec in described.values())
+
+
+# -- what the catalogue expects, modes that did not run, names, cost words ----------
+
+def test_expected_to_vary_follows_the_status_and_the_mode_switches():
+    from tfdet.catalog import default_catalogue
+    from tfdet.probe.modes import expected_to_vary, mode_setups, mode_switch_ids
+
+    shipped = default_catalogue()
+    switches = mode_switch_ids(shipped, mode_setups(shipped, "2.21.0", True), "2.21.0", "cpu")
+    assert switches["baseline"] == frozenset() and "enable_op_determinism" in switches["api"]
+    bincount = shipped.get("bincount").range_for("2.21.0", "cpu")  # nondeterministic, patched by tfdet
+    assert bincount.status == "nondeterministic"
+    for mode in ("baseline", "env", "api"):
+        assert "nondeterministic" in expected_to_vary(bincount, switches[mode])
+    assert expected_to_vary(bincount, switches["patched"], patched=True) is None
+    with_switch = shipped.get("data-stateful-parallel-map").range_for("2.21.0", "cpu")
+    assert with_switch.status == "deterministic_with_switch"
+    assert "lacks enable_op_determinism" in expected_to_vary(with_switch, switches["baseline"])
+    assert expected_to_vary(with_switch, switches["api"]) is None
+    assert expected_to_vary(shipped.get("segment-sum").range_for("2.21.0", "cpu"), frozenset()) is None
+    assert expected_to_vary(None, frozenset()) is None
+
+
+def test_a_mode_tf_lacks_fails_only_when_asked_for():
+    from tfdet.catalog import default_catalogue
+    from tfdet.probe.modes import classify_modes
+
+    setups = mode_setups(default_catalogue(), "1.15.5", True)
+    modes = ("baseline", "env", "api")
+    active, failures, not_applicable = classify_modes(modes, setups, requested=True)
+    assert active == ["baseline", "env"] and list(failures) == ["api"] and not not_applicable
+    assert "no determinism API in TF 1.15.5" in failures["api"]
+    active, failures, not_applicable = classify_modes(modes, setups, requested=False)
+    assert active == ["baseline", "env"] and not failures and list(not_applicable) == ["api"]
+
+
+def _case(case, mode, outcome, **extra):
+    return dict({"record": "case", "case": case, "pass": "forward", "mode": mode, "outcome": outcome}, **extra)
+
+
+def test_mode_problems_rule():
+    from tfdet.probe.summary import mode_problems
+
+    header = {"modes": ["baseline", "patched"], "mode_failures": {"api": "no determinism API in TF 1.15"},
+              "not_applicable_modes": {}, "unavailable_modes": {"api": "no determinism API in TF 1.15"}}
+    records = [_case("a", "baseline", "deterministic", runs=10, distinct=1),
+               _case("a", "patched", "failed", error_message="ImportError: no module named yaml"),
+               _case("b", "baseline", "raised"), _case("b", "patched", "failed")]
+    problems = {p.mode: p for p in mode_problems(header, records)}
+    assert set(problems) == {"api", "patched"} and problems["api"].failure and problems["patched"].failure
+    assert "no case gave a measurement: all 2 failed" in problems["patched"].reason
+    assert "ImportError" in problems["patched"].reason
+    # one measurement (a raised error counts: it is what the op does) is enough
+    records[3] = _case("b", "patched", "raised")
+    assert {p.mode for p in mode_problems(header, records)} == {"api"}
+    # a default mode this TF lacks is a note, and files from before the field say only "not run"
+    old = {"modes": ["baseline"], "unavailable_modes": {"api": "too old"}}
+    assert [(p.mode, p.failure) for p in mode_problems(old, records[:1])] == [("api", False)]
+
+
+def test_summary_says_first_which_mode_did_not_run():
+    header = {"modes": ["baseline", "patched"], "processes": 2, "repeats": 5, "max_repeats": 40,
+              "environment": {"baseline": {"tf_version": "2.21.0", "device": "cpu"}}}
+    records = [_case("a", "baseline", "deterministic", runs=40, distinct=1),
+               _case("a", "patched", "failed", error_message="patched#0 died")]
+    lines = summarise(header, records).splitlines()
+    assert lines[0] == "MODE patched DID NOT RUN: no case gave a measurement: all 1 failed (patched#0 died)"
+    assert "up to 40 runs where variance is expected" in lines[1]
+
+
+def test_summary_flags_what_the_catalogue_says_varies_and_what_silence_rules_out():
+    header = {"modes": ["baseline", "env"], "processes": 2, "repeats": 5, "max_repeats": 40, "environment": {}}
+    records = [_case("a", "baseline", "varies", runs=10, distinct=3),
+               _case("a", "env", "deterministic", runs=40, distinct=1, extra_runs=30),
+               _case("b", "baseline", "deterministic", runs=40, distinct=1,
+                     catalogue_expects_variance="the catalogue says nondeterministic (TF >=2.21)")]
+    text = summarise(header, records)
+    assert "1/40 (<7.2%)" in text
+    assert "The catalogue says these vary here; they did not vary in this run" in text
+    assert "0 of 40 runs differed: a per-run rate above 7.2% is ruled out at 95%" in text
+
+
+def test_cost_words_and_the_patch_cost():
+    from tfdet.probe.summary import cost_words, describe_patch_cost, patch_cost
+
+    assert cost_words(0.96, 0.90, 1.03) == "no measurable cost [0.90\u20131.03]"
+    assert cost_words(1.34, 1.2, 1.5, ascii_only=True) == "x1.34 [1.20-1.50]"
+    assert cost_words(0.80, 0.7, 0.9).startswith("\u00d70.80")  # a real speed-up stays a number
+    records = [_case("a", "baseline", "varies"), _case("a", "patched", "deterministic", ratio=9.0, ratio_low=8.0,
+                                                         ratio_high=10.0),
+               _case("b", "baseline", "deterministic"), _case("b", "patched", "deterministic", ratio=50.0,
+                                                              ratio_low=40.0, ratio_high=60.0)]
+    cost = patch_cost(records)  # only where baseline varies: b's cost is not the patch's business
+    assert cost["median"] == 9.0 and (cost["low"], cost["high"]) == (8.0, 10.0)
+    assert "one op that varies without it (a, forward)" in describe_patch_cost(cost)
+    records += [_case("c", "baseline", "varies"), _case("c", "patched", "deterministic", ratio=1.0, ratio_low=0.9,
+                                                        ratio_high=1.1)]
+    cost = patch_cost(records)
+    assert cost["median"] == 5.0 and (cost["low"], cost["high"]) == (1.0, 9.0)
+    assert "median \u00d75.00 over the 2 ops" in describe_patch_cost(cost)
+    assert patch_cost(records[2:4]) is None
+
+
+def test_ops_accepts_every_name_catalog_show_takes():
+    from tfdet.catalog import default_catalogue
+    from tfdet.probe.plan import resolve_ops
+
+    ids, unknown = resolve_ops(default_catalogue(), [
+        "tf.math.bincount", "DenseBincount", "bincount", "tensorflow.math.unsorted_segment_sum", "fixture-crash",
+        "tf.no.such"], fixture_ids={"fixture-crash"})
+    assert ids == ["bincount", "dense-bincount", "unsorted-segment-sum", "fixture-crash"]
+    assert unknown == ["tf.no.such"]
+
+
+def test_results_end_record_reaches_the_header(tmp_path):
+    path = str(tmp_path / "r.jsonl")
+    writer = ResultsWriter(path, {"record": "header", "schema_version": 1, "modes": ["baseline"]})
+    writer.write_case([_case("a", "baseline", "failed")])
+    writer.write_end({"record": "end", "mode_failures": {"baseline": "all failed"}})
+    writer.close()
+    header, records = read_results(path)
+    assert header["end"]["mode_failures"] == {"baseline": "all failed"} and len(records) == 1
+
+
+def test_progress_plain_lines_rich_on_a_terminal_and_nothing_when_quiet():
+    import io
+
+    from tfdet.probe.plan import PlannedCase
+    from tfdet.probe.progress import Progress
+
+    planned = PlannedCase("bincount", "forward")
+    records = [_case("bincount", "baseline", "varies")]
+    for tty in (False, True):
+        stream = io.StringIO()
+        progress = Progress(stream, tty=tty)
+        progress.message("starting")
+        progress.start(1, 0)
+        progress.step(planned, "baseline")
+        progress.step(planned, "env", runs=10, budget=40)
+        progress.finished(planned, records)
+        progress.close()
+        text = stream.getvalue()
+        assert "tfdet probe: starting" in text and "bincount forward: baseline varies" in text
+        assert ("[1/1]" in text) is not tty  # the plain line's counter; rich draws its own
+    stream = io.StringIO()
+    quiet = Progress(stream, quiet=True, tty=True)
+    quiet.message("x")
+    quiet.start(1, 0)
+    quiet.finished(planned, records)
+    quiet.close()
+    assert stream.getvalue() == ""
