@@ -1,6 +1,7 @@
 """`tfdet catalog ...`: output and exit codes, through main() and as a real process."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import pytest
 from cli_runner import run_cli as run
 from tfdet.cli.exitcodes import INVALID_INPUT, OK, USAGE
 
-from catalog_fixtures import document
+from catalog_fixtures import GOOD_ENTRY, document
 
 
 
@@ -125,3 +126,99 @@ def test_console_script_and_module_agree():
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == OK, done.stderr
         assert "TF 2.6:" in done.stdout
+
+
+def _rows(table_text):
+    """{(id, device): {header: cell text}} from a rendered table: columns are where the
+    dashed rule says; a row starts at a line with a DEVICE, continuation lines add to it."""
+    lines = table_text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
+    headers = [lines[rule - 1][a:b + 1].strip() for a, b in spans]
+    rows = []
+    for line in lines[rule + 1:]:
+        cells = [line[a:b + 1].strip() for a, b in spans]
+        if cells[headers.index("DEVICE")]:
+            rows.append({h: [] for h in headers})
+        for header, cell in zip(headers, cells):
+            if cell:
+                rows[-1][header].append(cell)
+    return {("".join(r["ID"]), r["DEVICE"][0]): {h: " ".join(c) for h, c in r.items()} for r in rows}
+
+
+def _squeeze(text):
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("columns", ["80", "200", "60"])
+def test_list_fits_the_terminal_and_never_cuts_the_fix(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = run("catalog", "list", "--tf-version", "2.6", "--status", "all")
+    assert code == OK
+    assert max(len(line) for line in out.splitlines()) <= int(columns)
+    verdicts = {(v["id"], v["device"]): v for v in
+                json.loads(run("catalog", "list", "--tf-version", "2.6", "--status", "all", "--json")[1])}
+    rows = _rows(out)
+    assert set(rows) == set(verdicts)  # every row there, ids whole once the wrapped lines are joined
+    for key, row in rows.items():
+        assert _squeeze(row["FIX"]) == _squeeze(verdicts[key]["fix"] or "-"), key
+        assert row["STATUS"].replace(" ", "") == verdicts[key]["status"]
+        if "TITLE" in row:  # the title is the column that gives way: cut with '…', never wrapped
+            assert row["TITLE"] == verdicts[key]["title"] or row["TITLE"].endswith("…")
+    assert ("TITLE" in out) is (int(columns) >= 200)
+
+
+def test_diff_fits_the_terminal_and_shows_the_whole_new_fix(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run("catalog", "diff", "2.6", "2.7")
+    assert code == OK and max(len(line) for line in out.splitlines()) <= 80
+    changes = {(c["id"], c["device"]): c for c in json.loads(run("catalog", "diff", "2.6", "2.7", "--json")[1])}
+    rows = _rows(out)
+    assert set(rows) == set(changes) and len(rows) > 10
+    for key, row in rows.items():
+        assert _squeeze(row["FIX IN 2.7"]) == _squeeze(changes[key]["new"]["fix"] or "-"), key
+
+
+def test_piped_output_without_columns_keeps_each_row_on_one_line(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, out, _ = run("catalog", "list", "--tf-version", "2.6", "--status", "all")
+    verdicts = json.loads(run("catalog", "list", "--tf-version", "2.6", "--status", "all", "--json")[1])
+    lines = out.splitlines()
+    assert code == OK and len(lines) == 4 + len(verdicts) and "…" not in out
+    for verdict, line in zip(verdicts, lines[4:]):
+        assert line.startswith(verdict["id"] + " ") and line.endswith(verdict["title"])
+        assert verdict["fix"] in line
+
+
+def test_json_is_the_same_at_any_width(monkeypatch):
+    outputs = []
+    for columns in ("40", "300"):
+        monkeypatch.setenv("COLUMNS", columns)
+        outputs.append(run("catalog", "list", "--tf-version", "2.4", "--json")[1])
+    assert outputs[0] == outputs[1]
+    first = json.loads(outputs[0])[0]
+    assert {"id", "title", "tf_version", "device", "status", "fix", "versions", "sources"} <= set(first)
+    assert first["tf_version"] == "2.4"
+
+
+def test_a_fix_that_looks_like_markup_is_printed_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "70")
+    entry = dict(GOOD_ENTRY)
+    entry["devices"] = dict(GOOD_ENTRY["devices"], cpu=[{
+        "versions": ">=1.14", "status": "nondeterministic", "sources": ["tf-issue:1"],
+        "workaround": "Index with x[0] and [bold]keep[/bold] the order: " + "word " * 30}])
+    path = tmp_path / "markup.yaml"
+    path.write_text(document(entry))
+    code, out, _ = run("catalog", "list", "--catalog", str(path), "--tf-version", "2.6", "--device", "cpu")
+    assert code == OK and max(map(len, out.splitlines())) <= 70
+    (row,) = _rows(out).values()
+    assert _squeeze(row["FIX"]) == _squeeze(entry["devices"]["cpu"][0]["workaround"].join(["workaround: ", ""]))
+
+
+def test_show_resolves_any_spelling_and_suggests_for_misses():
+    code, out, _ = run("catalog", "show", "densebincount")
+    assert code == OK and "(dense-bincount)" in out
+    code, out, err = run("catalog", "show", "tf.math.bincout")
+    assert code == INVALID_INPUT and out == ""
+    assert err == ("tfdet: error: nothing in the catalogue is called 'tf.math.bincout'; did you mean: "
+                   "tf.math.bincount, tf.compat.v1.bincount, tf.math.argmin?\n")
