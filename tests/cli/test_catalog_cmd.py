@@ -222,3 +222,14 @@ def test_show_resolves_any_spelling_and_suggests_for_misses():
     assert code == INVALID_INPUT and out == ""
     assert err == ("tfdet: error: nothing in the catalogue is called 'tf.math.bincout'; did you mean: "
                    "tf.math.bincount, tf.compat.v1.bincount, tf.math.argmin?\n")
+
+
+@pytest.mark.parametrize("columns", ["60", "80"])
+def test_show_wraps_to_the_terminal_and_loses_nothing(monkeypatch, columns):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, whole, _ = run("catalog", "show", "tf.math.bincount")
+    assert code == OK and max(map(len, whole.splitlines())) > 120  # piped: lines as long as they are
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = run("catalog", "show", "tf.math.bincount")
+    assert code == OK and max(map(len, out.splitlines())) <= int(columns)
+    assert _squeeze(out) == _squeeze(whole)

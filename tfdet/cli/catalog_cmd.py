@@ -10,7 +10,7 @@ import textwrap
 from .. import catalog
 from ..tfinfo import installed_tf_version
 from .exitcodes import ENVIRONMENT, INVALID_INPUT, OK, USAGE, CommandError
-from .tables import EXTRA, FIX, FIXED, KEY, Column, output_width, print_table
+from .tables import EXTRA, FIX, FIXED, KEY, Column, fit_lines, output_width, print_table
 
 HELP = "query the catalogue of known-nondeterministic TensorFlow ops"
 
@@ -176,7 +176,7 @@ def run_show(args, out):
         json.dump([catalog.entry_to_dict(e) for e in entries], out, indent=2)
         out.write("\n")
         return OK
-    out.write("\n\n".join(render_entry(e) for e in entries) + "\n")
+    out.write(fit_lines("\n\n".join(render_entry(e) for e in entries), output_width(out)) + "\n")
     return OK
 
 

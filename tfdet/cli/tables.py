@@ -28,6 +28,7 @@ KEY_MIN = 16  # every status fits whole or splits once at '_'
 # top, head, head rule, mid, row, foot rule, foot, bottom; 4 characters each).
 _RULE_UNDER_HEAD = box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
 _BREAK_AFTER = re.compile(r"[^-_./]*[-_./]?")
+_LABEL = re.compile(r"\s*(?:[\w ]+:\s+)?")  # '  apis:       ' or '      note: ' or just the indent
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,24 @@ def render_table(columns, rows, width=None):
 def print_table(out, columns, rows, environ=None):
     """Render to the width `out` calls for, and write."""
     out.write(render_table(columns, rows, output_width(out, environ)) + "\n")
+
+
+def fit_lines(text, width):
+    """Wrap each line longer than `width`, continuing under its value ('  apis:  a, b'
+    continues under 'a'), long names broken after '_', '-', '.' or '/'. Pure."""
+    if width is None:
+        return text
+    fitted = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            fitted.append(line)
+            continue
+        label = _LABEL.match(line)
+        hang = label.end() if label.end() <= width // 2 else len(line) - len(line.lstrip()) + 4
+        body = _wrap_words(line[label.end():], width - hang).split("\n")
+        fitted.append(line[:label.end()] + body[0])
+        fitted.extend(" " * hang + more for more in body[1:])
+    return "\n".join(fitted)
 
 
 def fit_widths(kinds, widths, width):
