@@ -69,3 +69,28 @@ def test_seeding_covers_only_entries_it_fixes():
     reasons = {r.verdict.entry.id: r.reason for r in unseeded.remaining}
     assert reasons["keras-unseeded-rng"] == "unseeded: call tfdet.patch(seed=N)"
     assert "non-deterministic-ints" not in seeded
+
+
+def test_error_silencing_switches_only_under_the_opt_in_and_still_named_as_not_covered():
+    catalogue = default_catalogue()
+    default = plan_patch(catalogue, "2.9", "gpu", set(), seeded=True)
+    opted = plan_patch(catalogue, "2.9", "gpu", set(), seeded=True, on_unsupported="warn")
+    silencing = {s.name for s in catalogue.switches_for("2.9", "gpu", roles=("silences_errors",))}
+    assert silencing and not silencing & set(default.env)
+    assert {s.name for s in opted.silenced} == silencing <= set(opted.env)
+    # silencing an error does not make an op deterministic: the entries stay not covered, and watched
+    assert [r.entry.id for r in opted.remaining] == [r.entry.id for r in default.remaining]
+    assert set(opted.watched_ops()) == set(default.watched_ops())
+    with pytest.raises(ValueError):
+        plan_patch(catalogue, "2.9", "gpu", set(), seeded=True, on_unsupported="ignore")
+
+
+def test_watched_ops_come_from_the_catalogue_raw_ops_of_what_is_not_covered():
+    plan = plan_patch(default_catalogue(), "2.21", "cpu", {"bincount"}, seeded=True)
+    watched = plan.watched_ops()
+    assert {r.entry.id for r in watched["DenseBincount"]} == {"dense-bincount"}
+    assert [r.entry.id for r in watched["Bincount"]] == ["bincount"]  # covered, but only through tf.math.bincount
+    assert watched["Bincount"][0].reason.startswith("created directly")
+    assert "RandomStandardNormal" in watched  # seed=0 raw random ops stay uncovered even when seeded
+    expected = {op for r in plan.remaining for op in r.entry.raw_ops} | {"Bincount"}
+    assert set(watched) == expected
