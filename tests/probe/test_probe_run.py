@@ -19,14 +19,16 @@ from tfdet.probe.runner import ProbeConfig, run_probe
 
 pytest.importorskip("tensorflow")
 
-FIXTURES = ["fixture-random-order-sum", "fixture-fixed-order-sum", "fixture-crash", "fixture-hang", "fixture-raises"]
+FIXTURES = ["fixture-random-order-sum", "fixture-fixed-order-sum", "fixture-crash", "fixture-hang", "fixture-raises",
+            "fixture-rare-variance"]
+MAX_REPEATS = 150
 
 
 @pytest.fixture(scope="module")
 def fixture_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("probe") / "fixtures.jsonl")
     config = ProbeConfig(default_catalogue(), out, modes=("baseline", "env"), processes=2, repeats=5, rounds=1,
-                         timeout=10, ops=FIXTURES)
+                         timeout=10, ops=FIXTURES, max_repeats=MAX_REPEATS)
     header = run_probe(config, Progress(quiet=True))
     return out, header
 
@@ -125,23 +127,19 @@ def test_interrupted_run_resumes_without_duplicates(tmp_path):
 
 # -- adaptive repeats: silence the user can trust ---------------------------------
 
-def test_rare_variance_is_caught_by_repeating_where_another_mode_varied(tmp_path):
+def test_rare_variance_is_caught_by_repeating_where_another_mode_varied(fixture_run):
     # fixture-rare-variance differs in 1 of 2 runs at baseline and in 1 of 10 under
     # env: the default 10 runs miss it under env about a third of the time (0.9**10),
     # 150 runs about once in seven million. It must come out varying, after extra
     # runs in a further process, and say why it was repeated.
-    out = str(tmp_path / "rare.jsonl")
-    config = ProbeConfig(default_catalogue(), out, modes=("baseline", "env"), processes=2, repeats=5, rounds=1,
-                         ops=["fixture-rare-variance", "fixture-fixed-order-sum"], max_repeats=150)
-    run_probe(config, Progress(quiet=True))
-    header, records = read_results(out)
+    header, records = read_results(fixture_run[0])
     by_key = {(r["case"], r["mode"]): r for r in records}
-    assert header["max_repeats"] == 150
+    assert header["max_repeats"] == MAX_REPEATS
     baseline, env = by_key[("fixture-rare-variance", "baseline")], by_key[("fixture-rare-variance", "env")]
     assert baseline["outcome"] == "varies"
     assert env["outcome"] == "varies" and 2 <= env["distinct"]
     if "extra_runs" in env:  # the first 10 runs may have caught it already
-        assert env["runs"] == 10 + env["extra_runs"] <= 150 and env["extra_runs"] > 0
+        assert env["runs"] == 10 + env["extra_runs"] <= MAX_REPEATS and env["extra_runs"] > 0
         assert "baseline" in env["repeated_because"] and 2 <= env["processes"] <= 3
     # nothing suggested the fixed-order sum varies: 10 runs, and the rate they rule out
     steady = by_key[("fixture-fixed-order-sum", "env")]
