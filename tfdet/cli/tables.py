@@ -94,10 +94,13 @@ def fit_lines(text, width):
         if len(line) <= width:
             fitted.append(line)
             continue
-        label = _LABEL.match(line)
-        hang = label.end() if label.end() <= width // 2 else len(line) - len(line.lstrip()) + 4
-        body = _wrap_words(line[label.end():], width - hang).split("\n")
-        fitted.append(line[:label.end()] + body[0])
+        start = _LABEL.match(line).end()
+        hang = start
+        if start > width // 2:  # a long label: the text goes on under the start of the line
+            start = len(line) - len(line.lstrip())
+            hang = start + 4
+        body = _wrap_words(line[start:], width - hang).split("\n")
+        fitted.append(line[:start] + body[0])
         fitted.extend(" " * hang + more for more in body[1:])
     return "\n".join(fitted)
 
