@@ -152,3 +152,58 @@ def test_strict_and_on_unsupported_warn_contradict(tmp_path):
         print("PATCHED", tfdet.status().patched)
     """)
     assert "REFUSED" in done.stdout and "PATCHED False" in done.stdout
+
+
+SILENCING_CATALOGUE = """\
+schema_version: 1
+switches:
+  - id: TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS
+    kind: env
+    name: TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS
+    value: "1"
+    role: silences_errors
+    versions: ">=2.0"
+    devices: [cpu]
+    description: A made-up escape hatch, for the test.
+    sources: [doc:test]
+entries:
+  - id: forced-timestamp
+    title: forced
+    description: forced for a test
+    apis: [tf.timestamp]
+    raw_ops: [Timestamp]
+    direction: forward
+    root_cause: unknown
+    devices:
+      cpu:
+        - versions: ">=1.14"
+          status: raises_under_determinism
+          switches: [enable_op_determinism]
+          error: {type: FailedPreconditionError, message: Timestamp cannot be called}
+          sources: [doc:test]
+    sources: [doc:test]
+"""
+
+
+def test_on_unsupported_warn_sets_silencing_switches_only_when_asked_and_says_so(tmp_path):
+    (tmp_path / "silencing.yaml").write_text(SILENCING_CATALOGUE)
+    done, _ = run_script(tmp_path, """
+        import os, warnings
+        from tfdet.catalog import load_user_catalogue
+        cat = load_user_catalogue("silencing.yaml")
+        tfdet.patch(catalogue=cat, quiet=True)
+        print("DEFAULT", os.environ.get("TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS"))
+        tfdet.unpatch()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status = tfdet.patch(catalogue=cat, quiet=True, on_unsupported="warn")
+        print("OPTED", os.environ.get("TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS"), status.silenced)
+        print("NAMED", any("TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS=1" in str(w.message) for w in caught))
+        print("STILL NOT COVERED", [r[0] for r in status.remaining])
+        tfdet.unpatch()
+        print("AFTER", os.environ.get("TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS"))
+    """)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "DEFAULT None" in out and "OPTED 1 ['TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS']" in out
+    assert "NAMED True" in out and "STILL NOT COVERED ['forced-timestamp']" in out and "AFTER None" in out

@@ -189,6 +189,10 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
             sys.stderr.write(current.summary_line() + "\n")
             for text in applied.warnings:
                 warnings.warn("tfdet.patch(): " + text, TfdetWarning, stacklevel=2)
+        if plan.silenced:  # never silently, not even with quiet=True
+            warnings.warn("tfdet.patch(on_unsupported='warn'): set %s: the ops TF would refuse under determinism "
+                          "run nondeterministically instead; each warns by name when used" % ", ".join(
+                              "%s=%s" % (s.name, s.value) for s in plan.silenced), TfdetWarning, stacklevel=2)
         return current
 
 
