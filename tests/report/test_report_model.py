@@ -84,10 +84,12 @@ def test_plain_language_summary(build):
     (run,) = build(RUN_A).runs
     assert run.summary[0] == (
         "On this machine (TF 2.21.0, cpu: AMD EPYC, 2 cores), 5 ops of 8 measured vary from run to run without "
-        "determinism; 2 of them become reproducible with TF_DETERMINISTIC_OPS / enable_op_determinism() at a median "
-        "cost of \u00d71.17; 1 still varies; 2 raise errors under determinism.")
+        "determinism; 2 of them become reproducible with TF_DETERMINISTIC_OPS / enable_op_determinism() at no "
+        "measurable cost in 2 of 4 measurements, \u00d71.23 to \u00d71.27 in the others; 1 still varies; 2 raise "
+        "errors under determinism.")
     assert "1 more op varies only with determinism on: bincount." in run.summary
-    assert any(s.startswith("Across all measured ops, determinism costs a median") for s in run.summary)
+    assert any(s.startswith("Across all measured ops (latency relative to baseline, 95% intervals): under env, at "
+                            "no measurable cost in") for s in run.summary)
     assert "1 op failed (crashed or hung): fixture-crash." in run.summary
     assert dict(run.summary_lists)["raise under determinism"] == ["unseeded-random-ops", "timestamp"]
 
@@ -192,3 +194,58 @@ def test_malformed_but_readable_content_does_not_crash():
     assert {(r.case, r.pass_name) for r in report.rows} == {("b", "forward"), ("d", "forward"), ("c", None)}
     _, cells = cells_of(report, "b")
     assert cells["r1", "baseline"].outcome == "failed"  # an unknown outcome is never shown as a good one
+
+
+def test_green_cells_the_catalogue_says_vary_are_flagged_in_the_cell_and_the_summary(build):
+    report = build(RUN_A)
+    _, cells = cells_of(report, "while-loop-parallel-iterations")
+    for mode in ("baseline", "env", "api"):
+        cell = cells["r1", mode]
+        assert cell.outcome == "deterministic" and cell.unconfirmed and "unconfirmed" in cell.css
+        assert "THE CATALOGUE SAYS THIS VARIES HERE" in cell.title
+        assert dict(cell.figures)["what this rules out"] == (
+            "0 of 10 runs differed: a per-run rate above 26% is ruled out at 95%")
+    _, plain = cells_of(report, "segment-sum")  # catalogued deterministic: green means green
+    assert not any(c.unconfirmed for c in plain.values())
+    (run,) = report.runs
+    assert any(s.startswith("The catalogue says 1 op varies here that did not vary in this run") and
+               "while-loop-parallel-iterations (forward) under baseline, env, api: 0 of 10 runs differed" in s
+               for s in run.summary)
+
+
+def _in_memory(records, **header):
+    head = dict({"record": "header", "schema_version": 1, "modes": ["baseline", "patched"], "processes": 2,
+                 "repeats": 5, "environment": {"baseline": {"tf_version": "2.21.0", "device": "cpu"}}}, **header)
+    return [("mem.jsonl", head, [dict({"record": "case", "pass": "forward"}, **r) for r in records])]
+
+
+def test_a_mode_that_did_not_run_is_the_first_sentence_of_the_summary(catalogue):
+    results = _in_memory([
+        {"case": "segment-sum", "mode": "baseline", "outcome": "deterministic", "distinct": 1, "runs": 10},
+        {"case": "segment-sum", "mode": "patched", "outcome": "failed", "error_message": "ImportError: yaml"}])
+    (run,) = build_report(results, catalogue=catalogue).runs
+    assert run.summary[0] == ("Mode patched did not run: no case gave a measurement: all 1 failed (ImportError: "
+                              "yaml). Its column is empty or failed; nothing here says what it fixes or costs.")
+    results = _in_memory(results[0][2][:1], modes=["baseline"], not_applicable_modes={"api": "no API in TF 1.15"})
+    (run,) = build_report(results, catalogue=catalogue).runs
+    assert not run.summary[0].startswith("Mode") and "Mode api was not run (not applicable here): no API in TF " \
+        "1.15." in run.summary
+
+
+def test_cost_in_words_and_the_patch_cost_in_the_summary(catalogue):
+    results = _in_memory([
+        {"case": "segment-sum", "mode": "baseline", "outcome": "varies", "distinct": 3, "runs": 10},
+        {"case": "segment-sum", "mode": "patched", "outcome": "deterministic", "distinct": 1, "runs": 40,
+         "ratio": 0.96, "ratio_low": 0.9, "ratio_high": 1.03, "extra_runs": 30, "repeated_because": "it varied "
+         "under baseline"}])
+    report = build_report(results, catalogue=catalogue)
+    _, cells = cells_of(report, "segment-sum")
+    cell = cells["r1", "patched"]
+    assert cell.cost == "no measurable cost"  # not "x0.96", which reads as a speed-up
+    figures = dict(cell.figures)
+    assert figures["cost vs baseline (95% interval)"].startswith("no measurable cost [0.90\u20131.03] (median \u00d70.96)")
+    assert figures["repeated"] == "30 more runs, because it varied under baseline"
+    assert "0 of 40 runs differed: a per-run rate above 7.2% is ruled out at 95%" == figures["what this rules out"]
+    (run,) = report.runs
+    assert ("tfdet.patch() has no measurable cost [0.90\u20131.03] on the one op that varies without it "
+            "(segment-sum, forward), latency relative to baseline.") in run.summary

@@ -72,8 +72,9 @@ def describe_patch_cost(cost, ascii_only=False):
     n = len(cost["cases"])
     if n == 1:
         case, pass_name = cost["cases"][0][:2]
-        return "tfdet.patch() costs %s on the one op that varies without it (%s, %s), latency relative to baseline" % (
-            cost_words(cost["median"], cost["low"], cost["high"], ascii_only), case, pass_name)
+        words = cost_words(cost["median"], cost["low"], cost["high"], ascii_only)
+        return "tfdet.patch() %s on the one op that varies without it (%s, %s), latency relative to baseline" % (
+            ("has " if words.startswith("no ") else "costs ") + words, case, pass_name)
     times, dash = ("x", "-") if ascii_only else ("\u00d7", "\u2013")
     return ("tfdet.patch() costs a median %s%.2f over the %d ops that vary without it (from %s%.2f to %s%.2f; "
             "latency relative to baseline)" % (times, cost["median"], n, times, cost["low"], times, cost["high"]))

@@ -16,6 +16,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from ..probe import stats as probe_stats
+from ..probe.modes import expected_to_vary
+from ..probe.summary import cost_words, describe_patch_cost, mode_problems, patch_cost
 from . import crosscheck, svg
 
 MODE_ORDER = ("baseline", "env", "api", "patched")
@@ -57,6 +60,7 @@ class Run:
     determinism_label: str = ""
     summary: List[str] = field(default_factory=list)
     summary_lists: List[Tuple[str, List[str]]] = field(default_factory=list)
+    mode_problems: list = field(default_factory=list)  # probe.summary.ModeProblem: modes that did not run
 
     @property
     def partial(self):
@@ -83,11 +87,13 @@ class Cell:
     cost: str = ""
     detail: str = ""  # long text shown preformatted (a stderr tail)
     disagreement: bool = False
+    unconfirmed: bool = False  # the catalogue says it varies here; it did not vary in this run
     span: int = 1  # columns covered (a skipped entry: all of its run's modes)
 
     @property
     def css(self):
-        return "o-" + self.outcome + (" disagrees" if self.disagreement else "")
+        return "o-" + self.outcome + (" disagrees" if self.disagreement else "") + (
+            " unconfirmed" if self.unconfirmed else "")
 
 
 @dataclass
@@ -373,7 +379,8 @@ def _build_run(index, path, header, records):
         label="TF %s \u00b7 %s" % (tf_version, device or _text(env.get("device"), "unknown device")),
         tf_version=tf_version, device=device, modes=modes, unavailable_modes=unavailable,
         environment=_environment(header, env, path, modes, unavailable), mode_settings=_mode_settings(header, modes),
-        planned=planned, missing=missing, skipped=dict(skipped), records=by_key)
+        planned=planned, missing=missing, skipped=dict(skipped), records=by_key,
+        mode_problems=mode_problems(header, [r for r in records if isinstance(r.get("mode"), str)]))
 
 
 def _mode_switches(run, header, catalogue):
@@ -422,6 +429,13 @@ def _figures(record, mode):
         figures.append(("max absolute difference", _big(record.get("max_abs_diff"))))
         frac = _number(record.get("frac_elements_differ"))
         figures.append(("elements that differ", "\u2014" if frac is None else "%.3g%%" % (frac * 100)))
+        if outcome == "deterministic" and _number(record.get("runs")):
+            figures.append(("what this rules out", probe_stats.describe_ruled_out(int(record["runs"]))))
+        if record.get("catalogue_expects_variance"):
+            figures.append(("catalogue", _text(record.get("catalogue_expects_variance"))))
+        if _number(record.get("extra_runs")):
+            figures.append(("repeated", "%s more runs, because %s" % (
+                _text(record.get("extra_runs")), _text(record.get("repeated_because"), "variance was expected"))))
         if record.get("shape_mismatch"):
             figures.append(("shapes", "differ between runs"))
         if "matches_baseline" in record and mode != "baseline":
@@ -439,6 +453,10 @@ def _figures(record, mode):
         figures.append(("median latency", _seconds(record.get("median_s")) + (
             " (IQR %s\u2013%s)" % (_seconds(iqr[0]), _seconds(iqr[1])) if len(iqr) == 2 else "")))
     ratio = _ratio_text(record)
+    if ratio and _number(record.get("ratio_low")) is not None and _number(record.get("ratio_high")) is not None:
+        ratio = cost_words(record["ratio"], record["ratio_low"], record["ratio_high"])
+        if ratio.startswith("no measurable"):
+            ratio += " (median \u00d7%.2f)" % record["ratio"]
     if ratio:
         p = _number(record.get("cost_p_value"))
         figures.append(("cost vs baseline (95% interval)", ratio + ("; p=%.2g" % p if p is not None else "")))
@@ -455,12 +473,34 @@ def _measured_cell(column, record):
     else:
         label = outcome
     figures = _figures(record, mode)
-    cost = _ratio_text(record).split(" ")[0] if mode != "baseline" else ""
+    cost = _cost_label(record) if mode != "baseline" else ""
     title = "%s, %s: %s; " % (column.run.label, mode, outcome) + "; ".join("%s: %s" % f for f in figures)
     detail = ""
     if outcome == "failed" and record.get("stderr_tail"):
         detail = "\n".join(str(record.get("stderr_tail")).splitlines()[-MAX_STDERR_LINES:])
-    return Cell(column, outcome, label, title, figures, cost, detail)
+    cell = Cell(column, outcome, label, title, figures, cost, detail)
+    if outcome == "deterministic" and record.get("catalogue_expects_variance"):
+        _mark_unconfirmed(cell, record)
+    return cell
+
+
+def _cost_label(record):
+    """The cost shown in a cell: in words where its interval includes 1."""
+    ratio, low, high = (_number(record.get(k)) for k in ("ratio", "ratio_low", "ratio_high"))
+    if ratio is None:
+        return ""
+    if low is not None and high is not None and low <= 1.0 <= high:
+        return "no measurable cost"
+    return "\u00d7%.2f" % ratio
+
+
+def _mark_unconfirmed(cell, record):
+    if cell.unconfirmed:
+        return
+    cell.unconfirmed = True
+    runs = _number(record.get("runs"))
+    cell.title += " | THE CATALOGUE SAYS THIS VARIES HERE; not seen: " + (
+        probe_stats.describe_ruled_out(int(runs)) if runs else "no runs")
 
 
 def _cell(run, column, case, pass_name):
@@ -600,6 +640,11 @@ def _crosscheck(runs, row_keys, catalogue, cells):
                 continue
             rows[(case, pass_name)] = records_by_mode
             ranges[case] = _claim_range(entry, run)
+            for mode, record in records_by_mode.items():  # green, but the catalogue says it varies here
+                cell = cells.get((run.key, case, pass_name, mode))
+                if cell is not None and cell.outcome == "deterministic" and expected_to_vary(
+                        ranges[case], run.mode_switches.get(mode) or frozenset(), mode == crosscheck.PATCHED):
+                    _mark_unconfirmed(cell, record)
             claims[case] = crosscheck.Claim.from_range(ranges[case], entry.condition,
                                                        getattr(entry, "fixed_by_seeding", False))
         checked += sum(1 for (case, _) in rows if claims.get(case) is not None and claims[case].status != "unknown")
@@ -607,6 +652,12 @@ def _crosscheck(runs, row_keys, catalogue, cells):
             entry = _entry(catalogue, finding.case)
             view = _finding_view(finding, run, entry, ranges.get(finding.case), rows[(finding.case, finding.pass_name)])
             found[finding.kind].append(view)
+            if finding.kind == crosscheck.NOT_REPRODUCED:
+                for mode in finding.modes:
+                    cell = cells.get((run.key, finding.case, finding.pass_name, mode))
+                    record = run.records.get((finding.case, finding.pass_name, mode))
+                    if cell is not None and record is not None and cell.outcome == "deterministic":
+                        _mark_unconfirmed(cell, record)
             if finding.kind == crosscheck.DISAGREEMENT:
                 for mode in finding.modes:
                     cell = cells.get((run.key, finding.case, finding.pass_name, mode))
@@ -621,6 +672,24 @@ def _crosscheck(runs, row_keys, catalogue, cells):
 
 def _median(values):
     return statistics.median(values) if values else None
+
+
+def _cost_phrase(records):
+    """'at no measurable cost' / 'at no measurable cost in 3 of 5 measurements, ×1.2 to ×2.0 in the others' /
+    'at a median cost of ×1.40 (×1.20 to ×2.00)': costs whose 95% interval includes 1 are none."""
+    quiet, costly = [], []
+    for record in records:
+        low, high = _number(record.get("ratio_low")), _number(record.get("ratio_high"))
+        (quiet if low is not None and high is not None and low <= 1.0 <= high else costly).append(record["ratio"])
+    if not quiet and not costly:
+        return ""
+    if not costly:
+        return "at no measurable cost" + (" (all %d measurements)" % len(quiet) if len(quiet) > 1 else "")
+    spread = "\u00d7%.2f to \u00d7%.2f" % (min(costly), max(costly)) if len(costly) > 1 else "\u00d7%.2f" % costly[0]
+    if quiet:
+        return "at no measurable cost in %d of %d measurements, %s in the others" % (
+            len(quiet), len(quiet) + len(costly), spread)
+    return "at a median cost of \u00d7%.2f%s" % (_median(costly), " (%s)" % spread if len(costly) > 1 else "")
 
 
 def _plural(n, one, many=None):
@@ -666,7 +735,7 @@ def _summarise(run, rows, single):
                     record = run.records.get((case, pass_name, mode)) or {}
                     if _number(record.get("ratio")) is not None and (
                             outcome == "deterministic" or not only_deterministic):
-                        values.append(record["ratio"])
+                        values.append(record)
         return values
 
     env = run.environment
@@ -675,7 +744,8 @@ def _summarise(run, rows, single):
                                                              env.get("CPU cores"))
     else:
         where = "With TF %s (%s, %s)" % (run.tf_version, env.get("Device"), run.name)
-    sentences = []
+    sentences = ["Mode %s did not run: %s. Its column is empty or failed; nothing here says what it fixes or costs." % (
+        p.mode, p.reason) for p in run.mode_problems if p.failure]
     if not has_baseline:
         sentences.append("%s, no baseline mode was run, so run-to-run variance without determinism was not measured."
                          % where)
@@ -689,10 +759,9 @@ def _summarise(run, rows, single):
             where, _plural(len(varying), "op"), len(measured))
         if det_modes:
             label = run.determinism_label or "/".join(det_modes)
-            cost = _median(ratios(fixed, det_modes, True))
+            cost = _cost_phrase(ratios(fixed, det_modes, True))
             text += "; %d of them become%s reproducible with %s%s; %d still var%s; %d raise%s errors under determinism" % (
-                len(fixed), "s" if len(fixed) == 1 else "", label,
-                " at a median cost of \u00d7%.2f" % cost if cost is not None else "",
+                len(fixed), "s" if len(fixed) == 1 else "", label, " " + cost if cost else "",
                 len(still), "ies" if len(still) == 1 else "y", len(raised), "s" if len(raised) == 1 else "")
             if unclear:
                 text += "; %d could not be told (failed or not measured)" % len(unclear)
@@ -709,10 +778,32 @@ def _summarise(run, rows, single):
         for mode in det_modes:
             values = ratios(list(by_case), [mode], False)
             if values:
-                overall.append("\u00d7%.2f under %s" % (_median(values), mode))
+                overall.append("under %s, %s" % (mode, _cost_phrase(values)))
         if overall:
-            sentences.append("Across all measured ops, determinism costs a median %s (latency relative to baseline)."
-                             % " and ".join(overall))
+            sentences.append("Across all measured ops (latency relative to baseline, 95%% intervals): %s." %
+                             "; ".join(overall))
+    patch_line = describe_patch_cost(patch_cost(list(run.records.values())))
+    if patch_line:
+        sentences.append(patch_line + ".")
+    unconfirmed = [(row, cell) for row in rows for cell in row.cells if cell.column.run is run and cell.unconfirmed]
+    if unconfirmed:
+        groups = OrderedDict()  # case -> (passes, modes, fewest runs)
+        for row, cell in unconfirmed:
+            passes, modes, runs = groups.setdefault(row.case, ([], [], []))
+            for value, bucket in ((row.pass_name, passes), (cell.column.mode, modes)):
+                if value not in bucket:
+                    bucket.append(value)
+            runs.append(int(_number(run.records[(row.case, row.pass_name, cell.column.mode)].get("runs")) or 0))
+        shown = ["%s (%s) under %s: %s" % (case, ", ".join(passes), ", ".join(modes),
+                                           probe_stats.describe_ruled_out(min(runs)))
+                 for case, (passes, modes, runs) in list(groups.items())[:6]]
+        sentences.append("The catalogue says %s here that did not vary in this run; their cells are marked ? "
+                         "rather than read as safe: %s%s." % (
+                             _plural(len(groups), "op varies", "ops vary"), "; ".join(shown),
+                             "; and %d more" % (len(groups) - 6) if len(groups) > 6 else ""))
+    for problem in run.mode_problems:
+        if not problem.failure:
+            sentences.append("Mode %s was not run (not applicable here): %s." % (problem.mode, problem.reason))
     failed = sorted({c for c in by_case for m in run.modes if "failed" in outcomes(c, m)})
     if failed:
         sentences.append("%s failed (crashed or hung): %s." % (_plural(len(failed), "op"), ", ".join(failed)))
