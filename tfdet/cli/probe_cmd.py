@@ -23,8 +23,8 @@ with a random upstream gradient; entries that cannot run here are listed as
 skipped, with the reason. Where the catalogue says an op varies here (or it
 varied in another mode) and it has not varied yet, it is run again, in more
 processes, up to --max-repeats runs, before it is called deterministic; every
-"did not vary" states the per-run rate it rules out (0 of 40 runs differed: a
-rate above 7.2%% is ruled out at 95%%).
+"did not vary" states the per-run rate it rules out (0 of 100 runs differed: a
+rate above 3.0%% is ruled out at 95%%).
 
 Results are written case by case, so an interrupted run keeps what it
 measured. Without --out each run writes a new file,
@@ -107,9 +107,9 @@ def add_parser(commands):
     parser.add_argument("--repeats", type=_positive_int, default=5, metavar="N", help="runs per process (default 5)")
     parser.add_argument("--processes", type=_positive_int, default=2, metavar="N",
                         help="processes per mode (default 2; variance across processes needs 2)")
-    parser.add_argument("--max-repeats", type=_positive_int, default=40, metavar="N",
+    parser.add_argument("--max-repeats", type=_positive_int, default=100, metavar="N",
                         help="runs per case and mode, at most, before an op the catalogue says varies here (or that "
-                             "varied in another mode) is called deterministic (default 40)")
+                             "varied in another mode) is called deterministic (default 100)")
     parser.add_argument("--size", type=_positive_float, default=1.0, metavar="X",
                         help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
     parser.add_argument("--rounds", type=_positive_int, default=5, metavar="N",

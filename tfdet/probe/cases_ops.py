@@ -152,9 +152,12 @@ def _adjust_contrast(tf, np, rng, size):
 # changes, which on an idle two-core machine happens in a minority of calls. A
 # training step calls it many times; so does this case: BINCOUNT_CALLS independent
 # calls on slices of the input, free to run side by side (inter-op threads), each a
-# fresh chance for the assignment to change. One call per run missed the variance
-# in about half of the default 10-run probes; four calls per run vary in most runs.
-BINCOUNT_CALLS = 4
+# fresh chance for the assignment to change. Each slice must stay large enough to be
+# split across threads (about 1e5 elements; at 1.5e4 the calls stop varying). One
+# call on 1e6 elements missed the variance in about half of the default 10-run
+# probes. How often a run differs depends on the machine's load (5-99% of runs
+# on two busy or idle cores), hence the adaptive repeats in the runner.
+BINCOUNT_CALLS = 16
 
 
 def _split_calls(tf, v, w, call):
@@ -162,7 +165,7 @@ def _split_calls(tf, v, w, call):
 
 
 def _bincount_inputs(np, rng, size):
-    n = max(BINCOUNT_CALLS, elements(size, 1e6) // BINCOUNT_CALLS * BINCOUNT_CALLS)
+    n = max(BINCOUNT_CALLS, elements(size, 2e6) // BINCOUNT_CALLS * BINCOUNT_CALLS)
     return rng.randint(0, 1000, n).astype(np.int32), varied(np, rng, (n,))
 
 

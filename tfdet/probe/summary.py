@@ -154,10 +154,14 @@ def summarise(header, records, path=None, width=None):
     unconfirmed = [(key, r) for key, cells in by_case.items() for r in cells.values()
                    if r["outcome"] == "deterministic" and r.get("catalogue_expects_variance")]
     if unconfirmed:
-        lines += ["", "The catalogue says these vary here; they did not vary in this run (repeated up to %s runs):" % (
-            header.get("max_repeats") or "the default")]
-        lines.append(format_table(["CASE", "PASS", "MODE", "WHAT THE SILENCE RULES OUT"], [
-            [case, pass_name, r["mode"], ruled_out(r)] for (case, pass_name), r in unconfirmed], max_width=width))
+        lines += ["", "The catalogue says these vary here; they did not vary in this run (repeated up to %s runs), "
+                  "so they are not shown to be safe:" % (header.get("max_repeats") or "the default")]
+        grouped = collections.OrderedDict()
+        for (case, pass_name), r in unconfirmed:
+            grouped.setdefault((case, pass_name, r.get("runs")), []).append(r["mode"])
+        for (case, pass_name, _), group in grouped.items():
+            first = by_case[(case, pass_name)][group[0]]
+            lines.append("  %s %s under %s: %s" % (case, pass_name, ", ".join(group), ruled_out(first)))
 
     raised = [(key, r) for key, cells in by_case.items() for r in cells.values() if r["outcome"] == "raised"]
     if raised:
