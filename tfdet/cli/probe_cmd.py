@@ -22,9 +22,9 @@ Every catalogued op that exists on this device is run repeatedly, forward and
 with a random upstream gradient; entries that cannot run here are listed as
 skipped, with the reason. Where the catalogue says an op varies here (or it
 varied in another mode) and it has not varied yet, it is run again, in more
-processes, up to --max-repeats runs, before it is called deterministic; every
-"did not vary" states the per-run rate it rules out (0 of 100 runs differed: a
-rate above 3.0%% is ruled out at 95%%).
+processes, up to --max-repeats runs (and 30 s of extra runs per case and mode),
+before it is called deterministic; every "did not vary" states the per-run rate
+it rules out (0 of 100 runs differed: a rate above 3.0%% is ruled out at 95%%).
 
 Results are written case by case, so an interrupted run keeps what it
 measured. Without --out each run writes a new file,
@@ -100,7 +100,8 @@ def add_parser(commands):
     parser = commands.add_parser("probe", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modes", type=_csv, metavar="MODE,...",
-                        help="modes to run, from %s (default: baseline,env,api, plus patched when available)" % (
+                        help="modes to run, from %s (default: every one this TF has; a mode asked for here that "
+                             "cannot run makes the exit code 4)" % (
                             ", ".join(MODES)))
     parser.add_argument("--ops", type=_csv, metavar="NAME,...",
                         help="ops to probe: catalogue ids, API aliases or raw op names (default: all)")
@@ -119,7 +120,8 @@ def add_parser(commands):
                              "with --resume, the newest one here)")
     parser.add_argument("--report", metavar="FILE",
                         help="after probing, also write an HTML report of the results to FILE (as tfdet report does)")
-    parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases")
+    parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases (--out FILE, or the newest "
+                             "tfdet-probe-*.jsonl here)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     parser.add_argument("--python", metavar="PATH",
                         help="run the workers with this interpreter (another venv, another TF; needs numpy and TF)")

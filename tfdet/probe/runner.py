@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from .. import __version__
 from . import cases as case_registry
@@ -25,7 +26,7 @@ class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
-                 argv=None, max_repeats=100, modes_requested=True):
+                 argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=30.0):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -49,6 +50,9 @@ class ProbeConfig(object):
         # another mode) says varies is called deterministic; the first
         # processes x repeats runs count. See Probe._escalate.
         self.max_repeats = max(max_repeats, processes * repeats)
+        # ... and at most this long in extra runs per (case, pass, mode), so one slow
+        # case cannot take over the run; the record says how many runs it got.
+        self.max_extra_seconds = max_extra_seconds
         # True: every mode in `modes` was asked for, and one that cannot run is a
         # failure; False (the default modes): one this TF lacks is only noted.
         self.modes_requested = modes_requested
@@ -226,7 +230,8 @@ class Probe(object):
             self.workers[mode].append(worker)
         runs = start = measure.run_count(results)
         batch = 0
-        while runs < config.max_repeats and measure.distinct_results(results) <= 1:
+        deadline = time.monotonic() + config.max_extra_seconds
+        while runs < config.max_repeats and measure.distinct_results(results) <= 1 and time.monotonic() < deadline:
             index = pool[batch % len(pool)]
             batch += 1
             self.progress.step(planned, mode, runs=runs, budget=config.max_repeats)
