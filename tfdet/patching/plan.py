@@ -1,10 +1,11 @@
 """What tfdet.patch() does for a TF version and device, decided from the
 catalogue alone. Pure: no TensorFlow, no environment."""
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from ..catalog import COVERED_TF_VERSIONS, tf_minor
+from ..catalog import COVERED_TF_VERSIONS, StaleVersionWarning, tf_minor
 
 # Switch roles patch() turns on; it never sets silences_errors or
 # restores_nondeterminism by default, and leaves workaround switches to the user.
@@ -82,6 +83,12 @@ def plan_patch(catalogue, tf_version, device, available_patches, seeded, on_unsu
     if version > COVERED_TF_VERSIONS[-1]:
         note = "TF %s is newer than the catalogue (%s); using what it says for the latest versions" % (
             version, COVERED_TF_VERSIONS[-1])
+    with warnings.catch_warnings():  # the plan's note says it once, where patch() and status show it
+        warnings.simplefilter("ignore", StaleVersionWarning)
+        return _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupported, note)
+
+
+def _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupported, note):
     switches = catalogue.switches_for(tf_version, device, roles=APPLIED_ROLES)
     env = {s.name: s.value for s in switches if s.kind == "env"}
     api_switches = [s for s in switches if s.kind == "api"]
