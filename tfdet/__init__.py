@@ -2,8 +2,12 @@
 
     import tensorflow as tf
     import tfdet
-    tfdet.patch(seed=0)       # every determinism switch, replacements, seeds
+    tfdet.patch(seed=0)       # every determinism switch, replacements, seeds; one line on stderr
     print(tfdet.status())     # what changed, and what is still not covered
+
+From then on, the first use of a catalogued op the patch does not cover warns
+at the user's line (patch(strict=True) raises there instead). `tfdet status`
+shows the same plan from a shell, without patching.
 
 The public facade; everything here is re-exported from private modules, loaded
 on first use so that `import tfdet` stays cheap (the probe's worker imports

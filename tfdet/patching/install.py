@@ -135,7 +135,8 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
     with the warnings module), or, with `strict=True`, raises TfdetError there,
     so a program that uses nothing uncovered runs clean under strict. On TF
     older than 2.2 (no op callbacks) it warns once at patch time naming every
-    not-covered source, and strict raises then.
+    not-covered source, and strict raises then. TF keeps op callbacks per
+    thread: ops built in other threads than this one are not watched.
 
     TensorFlow's own determinism errors are kept. `on_unsupported="warn"`
     (an explicit opt-in) sets TF's per-op escape hatches that the catalogue

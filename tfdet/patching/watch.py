@@ -7,6 +7,9 @@ stack, to skip ops built by tfdet's own replacements and to name the user's
 file:line. Each op type is reported once (a TfdetWarning), or raised as
 TfdetError under strict. The callback never alters outputs (returns None).
 
+TensorFlow keeps op callbacks per thread: ops built in a thread other than the
+one that called patch() are not watched.
+
 Which ops and why come from the plan, i.e. from the catalogue: the raw op
 names of the not-covered entries. An entry whose `requires` says
 tf1_graph_mode applies only to ops built in a TF1 graph; an entry whose root
