@@ -52,8 +52,8 @@ def run(args, out):
     if args.json:
         json.dump(found.as_dict(), out, indent=2)
         out.write("\n")
-        return OK
-    render(found, out)
+    else:
+        render(found, out)
     if found.plan is None:
         raise CommandError("no TensorFlow installed here: pass --tf-version to preview a plan", ENVIRONMENT)
     return OK
