@@ -94,3 +94,10 @@ def test_watched_ops_come_from_the_catalogue_raw_ops_of_what_is_not_covered():
     assert "RandomStandardNormal" in watched  # seed=0 raw random ops stay uncovered even when seeded
     expected = {op for r in plan.remaining for op in r.entry.raw_ops} | {"Bincount"}
     assert set(watched) == expected
+
+
+def test_switches_in_words_fold_an_env_var_into_the_api_that_is_the_same_switch():
+    catalogue = default_catalogue()
+    assert plan_patch(catalogue, "2.21", "cpu", set(), seeded=True).switches_in_words() == ["enable_op_determinism()"]
+    assert plan_patch(catalogue, "2.6", "gpu", set(), seeded=True).switches_in_words() == [
+        "TF_CUDNN_DETERMINISTIC=1", "TF_DETERMINISTIC_OPS=1", "TF_CUDNN_USE_AUTOTUNE=0"]

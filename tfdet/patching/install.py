@@ -26,6 +26,9 @@ class TfdetError(RuntimeError):
     """Raised under patch(strict=True) where the program uses a catalogued op the patch does not cover."""
 
 
+TfdetWarning.__module__ = TfdetError.__module__ = "tfdet"  # their public home, as tracebacks show it
+
+
 _lock = threading.RLock()
 _state = {"applied": None}  # the Applied record while patched
 
@@ -316,7 +319,8 @@ def status():
             replaced_places=dict(applied.replaced), replaced_apis=dict(applied.replaced_apis),
             covered=[(c.entry_id, c.how) for c in plan.covered],
             remaining=[(r.verdict.entry.id, r.verdict.status, r.reason) for r in plan.remaining],
-            silenced=[sw.name for sw in plan.silenced], watching=_watching(applied),
+            silenced=[sw.name for sw in plan.silenced], switched_on=plan.switches_in_words(applied.api_switches_on),
+            watching=_watching(applied),
             seen=list(applied.watcher.hits) if applied.watcher is not None else [],
             warnings=list(applied.warnings))
 

@@ -47,6 +47,15 @@ class PatchPlan:
     # Entries a replacement covers only through the public API: their raw op,
     # created directly (tf.raw_ops, internal TF code), keeps the stock kernel.
     bypassable: List[Remaining] = field(default_factory=list)
+    env_switches: List[object] = field(default_factory=list)  # catalog.Switch behind `env`, silenced ones excluded
+
+    def switches_in_words(self, api_switch_ids=None):
+        """Display names of what is switched on, an env var left out when an API
+        switch that is the same thing (same_as) is on: 'enable_op_determinism()'."""
+        api = [s for s in self.api_switches if api_switch_ids is None or s.id in api_switch_ids]
+        same = {i for s in api for i in (s.id,) + tuple(s.same_as)}
+        return ["%s()" % s.id for s in api] + [
+            "%s=%s" % (s.name, s.value) for s in self.env_switches if s.id not in same]
 
     def watched_ops(self):
         """{op type: (Remaining, ...)}: the not-covered entries an op callback can
@@ -113,7 +122,7 @@ def _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupport
         else:
             remaining.append(Remaining(verdict, _why_remaining(verdict, on, available_patches, seeded)))
     return PatchPlan(str(tf_version), device, True, note, env, api_switches, replacements, covered, remaining,
-                     on_unsupported, silenced, bypassable)
+                     on_unsupported, silenced, bypassable, [s for s in switches if s.kind == "env"])
 
 
 def _why_bypassed(entry):

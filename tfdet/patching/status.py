@@ -20,6 +20,7 @@ class Status:
     covered: List[Tuple[str, str]] = field(default_factory=list)  # (entry id, how)
     remaining: List[Tuple[str, str, str]] = field(default_factory=list)  # (entry id, status, reason)
     silenced: List[str] = field(default_factory=list)  # error-silencing switches set under on_unsupported="warn"
+    switched_on: List[str] = field(default_factory=list)  # display names, same_as duplicates folded
     watching: str = ""  # how uses of not-covered ops are caught
     seen: List[Tuple[str, Tuple[str, ...], Optional[str]]] = field(default_factory=list)  # (op, entries, file:line)
     warnings: List[str] = field(default_factory=list)
@@ -36,9 +37,7 @@ class Status:
         how many catalogued sources it does not cover."""
         if not self.supported:
             return "tfdet: TF %s is not supported; nothing was changed" % self.tf_version
-        switches = ["%s()" % s for s in self.api_switches] + [
-            "%s=%s" % kv for kv in sorted(self.env.items()) if kv[0] not in self.silenced]
-        parts = ["switched on " + ", ".join(switches) if switches else "no switch to turn on"]
+        parts = ["switched on " + ", ".join(self.switched_on) if self.switched_on else "no switch to turn on"]
         if self.replaced_apis:
             parts.append("replaced " + ", ".join(
                 "%s (%d binding%s)" % (name, n, "" if n == 1 else "s") for name, n in sorted(self.replaced_apis.items())))
