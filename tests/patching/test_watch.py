@@ -207,3 +207,15 @@ def test_on_unsupported_warn_sets_silencing_switches_only_when_asked_and_says_so
     out = done.stdout
     assert "DEFAULT None" in out and "OPTED 1 ['TF_DISABLE_TIMESTAMP_TEST_EXCEPTIONS']" in out
     assert "NAMED True" in out and "STILL NOT COVERED ['forced-timestamp']" in out and "AFTER None" in out
+
+
+def test_ops_given_their_own_seed_are_not_unseeded_without_a_global_seed(tmp_path):
+    done, _ = run_script(tmp_path, """
+        tfdet.patch(strict=True)                                   # no global seed
+        x = tf.random.uniform([3], seed=5)                         # seed attributes on the op
+        ds = tf.data.Dataset.range(10).shuffle(10, seed=1)         # seed inputs to the dataset op
+        print("DONE", len(list(ds.as_numpy_iterator())))
+    """)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "DONE 10" in done.stdout
+    assert [line for line in tfdet_lines(done.stderr) if "TfdetWarning" in line or "TfdetError" in line] == []

@@ -72,7 +72,7 @@ class Watcher(object):
             return None
         if isinstance(op_type, bytes):
             op_type = op_type.decode()
-        items = [r for r in items if _applies(r.entry, attrs, graph)]
+        items = [r for r in items if _applies(r.entry, op_type, inputs, attrs, graph)]
         if not items:
             return None
         frames = _stack()
@@ -103,14 +103,34 @@ class Watcher(object):
         return None
 
 
-def _applies(entry, attrs, graph):
+def _applies(entry, op_type, inputs, attrs, graph):
     """Whether a catalogued entry's condition can hold for this op, judged only
     from what the catalogue states as data (requires, root_cause)."""
     if "tf1_graph_mode" in entry.requires and (graph is None or getattr(graph, "_building_function", False)):
         return False
-    if entry.root_cause == "unseeded_rng" and _seeded(attrs):
+    if entry.root_cause == "unseeded_rng" and (_seeded(attrs) or _seeded_inputs(op_type, inputs)):
         return False
     return True
+
+
+def _seeded_inputs(op_type, inputs):
+    """True if the op takes seed/seed2 as inputs (tf.data's shuffle and random
+    datasets) and one of them is a known nonzero value."""
+    try:
+        from tensorflow.python.framework import op_def_registry, tensor_util
+
+        names = [arg.name for arg in op_def_registry.get(op_type).input_arg]
+    except Exception:  # no such registry in this TF, or not a registered op
+        return False
+    for name, tensor in zip(names, inputs or ()):
+        if name in _SEED_ATTRS:
+            try:
+                value = tensor.numpy() if hasattr(tensor, "numpy") else tensor_util.constant_value(tensor)
+            except Exception:
+                value = None
+            if value is not None and int(value) != 0:
+                return True
+    return False
 
 
 def _seeded(attrs):
