@@ -22,7 +22,7 @@ Every catalogued op that exists on this device is run repeatedly, forward and
 with a random upstream gradient; entries that cannot run here are listed as
 skipped, with the reason. Where the catalogue says an op varies here (or it
 varied in another mode) and it has not varied yet, it is run again, in more
-processes, up to --max-repeats runs (and 30 s of extra runs per case and mode),
+processes, up to --max-repeats runs (and 15 s of extra runs per case and mode),
 before it is called deterministic; every "did not vary" states the per-run rate
 it rules out (0 of 100 runs differed: a rate above 3.0%% is ruled out at 95%%).
 

@@ -146,34 +146,24 @@ def _adjust_contrast(tf, np, rng, size):
 
 # -- counting, sparse, scatter -------------------------------------------------
 
-# Weighted bincount on CPU gives each worker thread its own partial histogram and
-# sums them in a fixed order, but which thread takes which shard of the input is
-# decided at run time: the result varies only when the shard-to-thread assignment
-# changes, which on an idle two-core machine happens in a minority of calls. A
-# training step calls it many times; so does this case: BINCOUNT_CALLS independent
-# calls on slices of the input, free to run side by side (inter-op threads), each a
-# fresh chance for the assignment to change. Each slice must stay large enough to be
-# split across threads (about 1e5 elements; at 1.5e4 the calls stop varying). One
-# call on 1e6 elements missed the variance in about half of the default 10-run
-# probes. How often a run differs depends on the machine's load (5-99% of runs
-# on two busy or idle cores), hence the adaptive repeats in the runner.
-BINCOUNT_CALLS = 16
-
-
-def _split_calls(tf, v, w, call):
-    return tf.stack([call(a, b) for a, b in zip(tf.split(v, BINCOUNT_CALLS), tf.split(w, BINCOUNT_CALLS))])
-
-
+# Weighted bincount on CPU splits its input into 8 shards over the intra-op pool
+# and gives each thread its own partial histogram; the calling thread always takes
+# the first shard, the pool threads share the other seven as they come free, and
+# the partials are summed in a fixed order. The result changes only when both pool
+# threads take part and split the shards differently. With short shards (1e6
+# elements in all) one pool thread often does everything, especially on a busy
+# machine, and the result repeats: the default 10-run probe missed it about half
+# the time. With 8e6 elements (1e6 per shard, a few ms) both pool threads join even
+# with two other busy processes on two cores: about half the runs differ.
 def _bincount_inputs(np, rng, size):
-    n = max(BINCOUNT_CALLS, elements(size, 2e6) // BINCOUNT_CALLS * BINCOUNT_CALLS)
+    n = elements(size, 8e6)
     return rng.randint(0, 1000, n).astype(np.int32), varied(np, rng, (n,))
 
 
 @case("bincount", passes=("forward",))
 def _bincount(tf, np, rng, size):
     values, weights = _bincount_inputs(np, rng, size)
-    return Built([values, weights], lambda v, w: _split_calls(
-        tf, v, w, lambda a, b: tf.math.bincount(a, weights=b, minlength=1000)))
+    return Built([values, weights], lambda v, w: tf.math.bincount(v, weights=w, minlength=1000))
 
 
 @case("sparse-dense-matmul")
@@ -577,9 +567,9 @@ def _ref_variable_scatter(tf, np, rng, size):
 
 @case("dense-bincount", passes=("forward",), min_tf=(2, 3))
 def _dense_bincount(tf, np, rng, size):
-    values, weights = _bincount_inputs(np, rng, size)  # several calls per run, as for bincount above
-    return Built([values, weights], lambda v, w: _split_calls(tf, v, w, lambda a, b: tf.raw_ops.DenseBincount(
-        input=a, size=tf.constant(1000), weights=b, binary_output=False)))
+    values, weights = _bincount_inputs(np, rng, size)  # the same kernel as bincount above, so the same size
+    return Built([values, weights], lambda v, w: tf.raw_ops.DenseBincount(
+        input=v, size=tf.constant(1000), weights=w, binary_output=False))
 
 
 # -- debugging, quantisation, linear algebra ---------------------------------------

@@ -26,7 +26,7 @@ class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
-                 argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=30.0):
+                 argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
