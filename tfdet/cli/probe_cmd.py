@@ -147,7 +147,7 @@ def run(args, out):
     from ..probe.progress import Progress
     from ..probe.results import ResultsError, read_results
     from ..probe.runner import ProbeConfig, ProbeError, patch_available, run_probe
-    from ..probe.summary import summarise, varied_under
+    from ..probe.summary import mode_problems, summarise, varied_under
 
     modes = args.modes or [m for m in MODES if m != "patched" or patch_available()]
     args.out = _results_path(args)
@@ -199,8 +199,6 @@ def run(args, out):
     if not os.path.exists(args.out):
         return INTERRUPTED if interrupted else ENVIRONMENT
     header, records = read_results(args.out)
-    from ..probe.summary import mode_problems
-
     missing_modes = [p for p in mode_problems(header, records) if p.failure]
     if not args.quiet:
         out.write(summarise(header, records, path=args.out, width=shutil.get_terminal_size((120, 24)).columns) + "\n")
