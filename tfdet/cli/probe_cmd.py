@@ -167,13 +167,11 @@ def run(args, out):
         fixtures = {i for i, c in CASES.items() if c.fixture}
         args.ops, unknown = resolve_ops(catalogue, args.ops, fixtures)
         if unknown:
-            import difflib
-
-            known = sorted({e.id for e in catalogue} | {n for e in catalogue for n in e.names} | fixtures)
-            hints = [h for op in unknown for h in difflib.get_close_matches(op, known, n=1)]
+            hints = [hint for _, suggestions in unknown for hint in suggestions[:1]]
             raise CommandError("--ops: no catalogue entry, API or raw op named %s%s (see tfdet catalog list "
-                               "--status all)" % (", ".join(unknown), "; did you mean %s?" % ", ".join(hints)
-                                                  if hints else ""), INVALID_INPUT)
+                               "--status all)" % (", ".join(name for name, _ in unknown),
+                                                  "; did you mean %s?" % ", ".join(hints) if hints else ""),
+                               INVALID_INPUT)
     if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise CommandError("--python %s: no such executable" % args.python, USAGE)
 

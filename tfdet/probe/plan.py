@@ -70,12 +70,11 @@ def plan_cases(catalogue, case_specs, tf_version, device, capabilities, only=Non
 
 
 def resolve_ops(catalogue, names, fixture_ids=()):
-    """(entry ids, unknown names) for --ops: every name `tfdet catalog show` takes.
-
-    A name is an entry id, a fixture id, any public API alias of an entry
-    (tf.math.bincount, tensorflow.math.bincount) or a raw op name (DenseBincount).
-    A name that several entries answer to selects all of them. Order is kept,
-    without repeats.
+    """(entry ids, [(unknown name, suggestions)]) for --ops: every name `tfdet catalog
+    show` takes, resolved as it does (Catalogue.resolve: an entry id, any public API
+    alias such as tf.math.bincount, a raw op name such as DenseBincount; exact first,
+    then ignoring case and '_' versus '-'), plus the probe's fixture ids. A name that
+    several entries answer to selects all of them. Order is kept, without repeats.
     """
     ids, unknown = [], []
     entry_ids = {entry.id for entry in catalogue}
@@ -83,8 +82,10 @@ def resolve_ops(catalogue, names, fixture_ids=()):
         if name in entry_ids or name in fixture_ids:
             found = [name]
         else:
-            found = [entry.id for entry in catalogue if entry.matches(name)]
-        if not found:
-            unknown.append(name)
+            try:
+                found = [entry.id for entry in catalogue.resolve(name)]
+            except LookupError as exc:  # catalog.UnknownName
+                unknown.append((name, tuple(getattr(exc, "suggestions", ()))))
+                continue
         ids.extend(i for i in found if i not in ids)
     return ids, unknown
