@@ -27,6 +27,7 @@ def test_previewed_cpu_plan_names_switches_replacement_and_what_stays_uncovered(
     assert uncovered["dense-bincount"]["watched"] is True and uncovered["dense-bincount"]["raw_ops"] == ["DenseBincount"]
     assert uncovered["executor-op-order"]["watched"] is False  # no op to see it by
     assert "unseeded-random-ops" in uncovered and data["silenced"] == []
+    assert [(r["id"], r["raw_ops"]) for r in data["bypass_watched"]] == [("bincount", ["Bincount"])]
 
 
 def test_seed_covers_the_unseeded_sources():

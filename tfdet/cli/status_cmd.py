@@ -99,6 +99,9 @@ def render(found, out):
     plan.add_row("cover", "%d catalogued sources" % len(data["covered"]))
     plan.add_row("watch", "%d op types of the not-covered entries, warning on first use (%s)" % (
         len({op for r in data["not_covered"] if r["watched"] for op in r["raw_ops"]}), data["watching"]))
+    bypass = sorted({op for r in data["bypass_watched"] for op in r["raw_ops"]})
+    if bypass:
+        plan.add_row("", "and raw %s created directly, not through the replaced API" % ", ".join(bypass))
     console.print(plan)
     if data["not_covered"]:
         # Grouped by fix: many entries share one, and the list must fit a screen.

@@ -45,6 +45,8 @@ class Preview:
             "not_covered": [{"id": r.entry.id, "status": r.verdict.status, "reason": r.reason,
                              "raw_ops": list(r.entry.raw_ops), "fix": fix_of(r),
                              "watched": self.watchable and bool(r.entry.raw_ops)} for r in plan.remaining],
+            "bypass_watched": [{"id": r.entry.id, "raw_ops": list(r.entry.raw_ops), "reason": r.reason}
+                               for r in plan.bypassable if r.entry.raw_ops] if self.watchable else [],
             "watching": "op callback" if self.watchable else "none (TF < 2.2: named at patch time)",
         })
         return data
