@@ -347,8 +347,10 @@ def _build_run(index, path, header, records):
         if isinstance(mode, str) and record.get("outcome") != "skipped" and mode not in modes:
             modes.append(mode)
     modes.sort(key=_mode_key)
-    unavailable = sorted(((str(m), _text(r)) for m, r in _dict(header.get("unavailable_modes")).items()),
-                         key=lambda kv: _mode_key(kv[0]))
+    problems = mode_problems(header, [r for r in records if isinstance(r.get("mode"), str)])
+    not_run = dict(_dict(header.get("unavailable_modes")))
+    not_run.update((p.mode, p.reason) for p in problems if p.failure and p.mode not in not_run)
+    unavailable = sorted(((str(m), _text(r)) for m, r in not_run.items()), key=lambda kv: _mode_key(kv[0]))
     planned = []
     for item in _list(header.get("planned")):
         pair = _pair(item)
@@ -380,7 +382,7 @@ def _build_run(index, path, header, records):
         tf_version=tf_version, device=device, modes=modes, unavailable_modes=unavailable,
         environment=_environment(header, env, path, modes, unavailable), mode_settings=_mode_settings(header, modes),
         planned=planned, missing=missing, skipped=dict(skipped), records=by_key,
-        mode_problems=mode_problems(header, [r for r in records if isinstance(r.get("mode"), str)]))
+        mode_problems=problems)
 
 
 def _mode_switches(run, header, catalogue):
