@@ -9,7 +9,6 @@ import json
 from dataclasses import dataclass
 import os
 
-import jsonschema
 import yaml
 
 from .model import ErrorInfo, Entry, Origin, Switch, VersionRange
@@ -51,6 +50,10 @@ _VALIDATOR = None
 def schema_validator():
     global _VALIDATOR
     if _VALIDATOR is None:
+        # Imported here: only user catalogues and tests validate, and importing
+        # jsonschema at start-up costs a full garbage collection once TF is loaded.
+        import jsonschema
+
         schema = _load_schema()
         jsonschema.Draft202012Validator.check_schema(schema)
         _VALIDATOR = jsonschema.Draft202012Validator(schema)
