@@ -57,9 +57,9 @@ def test_lookup_fix_text(demo):
 
 
 def test_lookup_unknown_name_is_empty_only_when_asked(demo):
-    assert demo.lookup("tf.nothing", "2.6", "gpu") == []
+    assert demo.lookup("tf.nothing", "2.6", "gpu", missing_ok=True) == []
     with pytest.raises(UnknownName, match="nothing in the catalogue is called 'tf.nothing'"):
-        demo.lookup("tf.nothing", "2.6", "gpu", missing_ok=False)
+        demo.lookup("tf.nothing", "2.6", "gpu")
 
 
 def test_lookup_rejects_bad_device_and_version(demo):

@@ -231,14 +231,14 @@ class Catalogue:
             raise UnknownName(name, suggestions[:3])
         return entries
 
-    def lookup(self, op_or_api, tf_version, device, missing_ok=True):
+    def lookup(self, op_or_api, tf_version, device, missing_ok=False):
         """Status and fix of an op or API in a TF version on a device.
 
         Returns one Verdict per matching entry (an API can be reached by more
         than one source of nondeterminism, e.g. conv2d by its backprop and by
-        autotuning). An unknown name gives [] with missing_ok (for callers that
-        ask about an op a user's catalogue may not have) and raises UnknownName
-        without it; tfdet.catalog.lookup() raises. Versions as in affecting().
+        autotuning). An unknown name raises UnknownName, as tfdet.catalog.lookup()
+        and the CLI do; missing_ok=True gives [] instead, for callers that ask
+        about an op a user's catalogue may not have. Versions as in affecting().
         """
         _check_device(device)
         version = _answering(tf_version)

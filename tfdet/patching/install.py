@@ -115,7 +115,7 @@ def _segment_method(catalogue, plan):
     """Whether the replacements may use TF's own segment reduction kernel:
     only where the catalogue says it is deterministic with the switches on."""
     covered = {c.entry_id: c.how for c in plan.covered}
-    for verdict in catalogue.lookup("UnsortedSegmentSum", plan.tf_version, plan.device):
+    for verdict in catalogue.lookup("UnsortedSegmentSum", plan.tf_version, plan.device, missing_ok=True):
         if verdict.status == "deterministic" or covered.get(verdict.entry.id, "").startswith("switch"):
             return "stock"
     return "order_fixed"
