@@ -1,15 +1,61 @@
-"""What TensorFlow is installed, found without importing it (importing takes seconds)."""
+"""What TensorFlow is installed and how it is set up: its version (found
+without importing it, which takes seconds), its devices, its determinism flag.
+
+Standard library only, Python 3.7 syntax: the primitive and the probe's worker
+import this inside bare TensorFlow interpreters (no packaging, no PyYAML).
+"""
+
+import re
 
 try:
     from importlib import metadata as _metadata
 except ImportError:  # Python 3.7
     _metadata = None
 
+_RELEASE = re.compile(r"^\s*v?(\d+)\.(\d+)")
+
 # Distributions that install the `tensorflow` module.
 TF_DISTRIBUTIONS = (
     "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
     "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu",
 )
+
+
+def release(version):
+    """(major, minor) of a TF version string: '2.6.2', '2.6.0rc1', 'v2.6' -> (2, 6).
+
+    The catalogue's facts are per minor release. ValueError for anything else.
+    """
+    match = _RELEASE.match(str(version))
+    if not match:
+        raise ValueError("not a TensorFlow version: %r (expected e.g. 2.6 or 2.21.0)" % (version,))
+    return int(match.group(1)), int(match.group(2))
+
+
+def op_determinism_enabled(environ=None):
+    """Whether TF op determinism is on in this process: TF's own flag where it
+    has one (enable_op_determinism, 2.8+; TF_DETERMINISTIC_OPS sets it too), else
+    TF_DETERMINISTIC_OPS in `environ` (default os.environ), as TF 2.1-2.7 read it.
+    None if neither can tell. Never imports TensorFlow."""
+    import os
+    import sys
+
+    if "tensorflow" in sys.modules:  # never import TF just to ask (seconds)
+        try:
+            from tensorflow.python.framework import config as tf_config
+
+            return bool(tf_config.is_op_determinism_enabled())
+        except (ImportError, AttributeError):  # TF < 2.8
+            pass
+    value = (os.environ if environ is None else environ).get("TF_DETERMINISTIC_OPS")
+    if value is None:
+        return None
+    return value.strip().lower() in ("1", "true")
+
+
+def detect_device(tf):
+    """'gpu' if TensorFlow sees a GPU, else 'cpu': the device the catalogue is asked about."""
+    return "gpu" if list_gpus(tf) else "cpu"
 
 
 def list_gpus(tf):
@@ -58,10 +104,9 @@ def onednn_setting(tf_version, environ, platform=None):
         return ("on" if on else "off"), "TF_ENABLE_ONEDNN_OPTS=%s" % value
     if tf_version is None:
         return "unknown", "no TensorFlow installed"
-    parts = str(tf_version).split(".")
     try:
-        recent = (int(parts[0]), int(parts[1])) >= (2, 9)
-    except (ValueError, IndexError):
+        recent = release(tf_version) >= (2, 9)
+    except ValueError:
         return "unknown", "TF version %s" % tf_version
     machine = (platform or _platform.machine()).lower()
     on = recent and machine in ("x86_64", "amd64") and _platform.system() == "Linux"

@@ -101,3 +101,18 @@ def test_switches_in_words_fold_an_env_var_into_the_api_that_is_the_same_switch(
     assert plan_patch(catalogue, "2.21", "cpu", set(), seeded=True).switches_in_words() == ["enable_op_determinism()"]
     assert plan_patch(catalogue, "2.6", "gpu", set(), seeded=True).switches_in_words() == [
         "TF_CUDNN_DETERMINISTIC=1", "TF_DETERMINISTIC_OPS=1", "TF_CUDNN_USE_AUTOTUNE=0"]
+
+
+def test_coverage_kinds_are_data_and_decide_the_segment_kernel():
+    """patch() lets the replacements call TF's UnsortedSegmentSum only where the catalogue says it is
+    deterministic as shipped or under the switches the plan turns on (a kind, not a display string)."""
+    from tfdet.patching.plan import REPLACED, SEEDED, SWITCHED
+
+    catalogue = default_catalogue()
+    gpu_new = plan_patch(catalogue, "2.21", "gpu", set(), seeded=True)
+    kinds = {c.kind for c in gpu_new.covered}
+    assert kinds <= {REPLACED, SEEDED, SWITCHED} and SWITCHED in kinds and SEEDED in kinds
+    assert any(c.kind == SWITCHED and c.how.startswith("switch ") for c in gpu_new.covered)
+    assert gpu_new.stock_segments_deterministic is True  # deterministic_with_switch, switch on
+    assert plan_patch(catalogue, "2.6", "gpu", set(), seeded=False).stock_segments_deterministic is False
+    assert plan_patch(catalogue, "2.6", "cpu", set(), seeded=False).stock_segments_deterministic is True

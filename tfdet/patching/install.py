@@ -8,7 +8,7 @@ import sys
 import threading
 import warnings
 
-from ..tfinfo import list_gpus, resolve_api
+from ..tfinfo import detect_device, op_determinism_enabled, resolve_api
 from . import bindings, watch
 from .import_hook import PostImportHook
 from .plan import plan_patch
@@ -47,7 +47,7 @@ class Applied(object):
         self.determinism_was_on = None
         self.changes = []  # Rebinding / GradientOverride
         self.replaced = {}  # patch name -> number of places changed
-        self.method_before = None
+        self.stock_before = None  # what the primitive was told before patch()
         self.warnings = []
 
 
@@ -55,10 +55,6 @@ def _tf():
     import tensorflow as tf
 
     return tf
-
-
-def detect_device(tf):
-    return "gpu" if list_gpus(tf) else "cpu"
 
 
 def _context_started():
@@ -70,15 +66,6 @@ def _context_started():
         return bool(context.context()._initialized)
     except Exception:
         return False
-
-
-def _determinism_enabled():
-    try:
-        from tensorflow.python.framework import config
-
-        return bool(config.is_op_determinism_enabled())
-    except Exception:
-        return None
 
 
 def _available_patches():
@@ -109,16 +96,6 @@ def _seed(tf, seed):
         tf.random.set_global_generator(generator.from_seed(seed))
         seeded.append("tf.random global generator")
     return seeded
-
-
-def _segment_method(catalogue, plan):
-    """Whether the replacements may use TF's own segment reduction kernel:
-    only where the catalogue says it is deterministic with the switches on."""
-    covered = {c.entry_id: c.how for c in plan.covered}
-    for verdict in catalogue.lookup("UnsortedSegmentSum", plan.tf_version, plan.device, missing_ok=True):
-        if verdict.status == "deterministic" or covered.get(verdict.entry.id, "").startswith("switch"):
-            return "stock"
-    return "order_fixed"
 
 
 def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on_unsupported="raise"):
@@ -232,7 +209,7 @@ def _bind_later_imports(applied, module):
 
 
 def _apply(tf, catalogue, plan, applied, environ, late):
-    applied.determinism_was_on = _determinism_enabled()  # before the env var below can change the answer
+    applied.determinism_was_on = op_determinism_enabled(environ)  # before the env var below can change the answer
     for name, value in plan.env.items():
         applied.env_before[name] = environ.get(name)
         environ[name] = value
@@ -252,7 +229,7 @@ def _apply(tf, catalogue, plan, applied, environ, late):
             "keep running without determinism; build them after tfdet.patch().")
     from . import primitive
 
-    applied.method_before = primitive.set_method(_segment_method(catalogue, plan))
+    applied.stock_before = primitive.set_stock_deterministic(plan.stock_segments_deterministic)
     for name in sorted(plan.replacements):
         installer = bindings.INSTALLERS[name]
         changes = installer(tf)
@@ -274,10 +251,10 @@ def _undo(applied, environ):
         applied.hook.remove()
     bindings.undo(applied.changes)
     applied.changes = []
-    if applied.method_before is not None:
+    if applied.stock_before is not None:
         from . import primitive
 
-        primitive.set_method(applied.method_before)
+        primitive.set_stock_deterministic(applied.stock_before)
     for name, value in applied.env_before.items():
         if value is None:
             environ.pop(name, None)

@@ -3,7 +3,7 @@ catalogue alone. Pure: no TensorFlow, no environment."""
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from ..catalog import COVERED_TF_VERSIONS, StaleVersionWarning, tf_minor
 
@@ -15,10 +15,23 @@ SILENCING_ROLE = "silences_errors"
 ON_UNSUPPORTED = ("raise", "warn")
 
 
+# How a catalogued source is covered: data that code branches on (`how` is for display).
+REPLACED, SEEDED, SWITCHED = "replaced", "seeded", "switched"
+
+
 @dataclass(frozen=True)
 class Covered:
     entry_id: str
-    how: str
+    kind: str  # REPLACED, SEEDED or SWITCHED
+    detail: Tuple[str, ...] = ()  # the patch name, or the switch ids
+
+    @property
+    def how(self):
+        if self.kind == REPLACED:
+            return "replaced by tfdet (%s)" % ", ".join(self.detail)
+        if self.kind == SWITCHED:
+            return "switch " + ", ".join(self.detail)
+        return self.kind
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class PatchPlan:
     # created directly (tf.raw_ops, internal TF code), keeps the stock kernel.
     bypassable: List[Remaining] = field(default_factory=list)
     env_switches: List[object] = field(default_factory=list)  # catalog.Switch behind `env`, silenced ones excluded
+    # The catalogue says TF's own UnsortedSegmentSum is deterministic here (as
+    # shipped, or with the switches this plan turns on): the replacements may call it.
+    stock_segments_deterministic: bool = False
 
     def switches_in_words(self, api_switch_ids=None):
         """Display names of what is switched on, an env var left out when an API
@@ -112,17 +128,26 @@ def _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupport
         entry, version_range = verdict.entry, verdict.range
         if version_range.patch and version_range.patch in available_patches:
             replacements.setdefault(version_range.patch, []).append(entry.id)
-            covered.append(Covered(entry.id, "replaced by tfdet (%s)" % version_range.patch))
+            covered.append(Covered(entry.id, REPLACED, (version_range.patch,)))
             if entry.direction != "gradient":  # for gradient entries the raw op is the (fine) forward op
                 bypassable.append(Remaining(verdict, _why_bypassed(entry)))
         elif entry.fixed_by_seeding and seeded:
-            covered.append(Covered(entry.id, "seeded"))
+            covered.append(Covered(entry.id, SEEDED))
         elif version_range.status == "deterministic_with_switch" and set(version_range.switches) <= on:
-            covered.append(Covered(entry.id, "switch " + ", ".join(version_range.switches)))
+            covered.append(Covered(entry.id, SWITCHED, tuple(version_range.switches)))
         else:
             remaining.append(Remaining(verdict, _why_remaining(verdict, on, available_patches, seeded)))
     return PatchPlan(str(tf_version), device, True, note, env, api_switches, replacements, covered, remaining,
-                     on_unsupported, silenced, bypassable, [s for s in switches if s.kind == "env"])
+                     on_unsupported, silenced, bypassable, [s for s in switches if s.kind == "env"],
+                     _stock_segments_deterministic(catalogue, tf_version, device, covered))
+
+
+def _stock_segments_deterministic(catalogue, tf_version, device, covered):
+    """Whether TF's UnsortedSegmentSum kernel is deterministic under this plan:
+    the catalogue says so as shipped, or the plan turns on the switches it needs."""
+    switched = {c.entry_id for c in covered if c.kind == SWITCHED}
+    verdicts = catalogue.lookup("UnsortedSegmentSum", tf_version, device, missing_ok=True)
+    return bool(verdicts) and all(v.status == "deterministic" or v.entry.id in switched for v in verdicts)
 
 
 def _why_bypassed(entry):

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ..tfinfo import installed_tf_version, list_gpus, onednn_setting, thread_settings
+from ..tfinfo import detect_device, installed_tf_version, onednn_setting, thread_settings
 from . import bindings
 from .plan import fix_of, plan_patch
 
@@ -72,7 +72,7 @@ def preview(device=None, tf_version=None, seed=None, on_unsupported="raise", cat
     else:
         import tensorflow as tf  # the only way to know whether it sees a GPU
 
-        device, device_source = ("gpu" if list_gpus(tf) else "cpu"), "detected"
+        device, device_source = detect_device(tf), "detected"
     onednn, why = onednn_setting(tf_version, environ)
     result = Preview(tf_version, version_source, device, device_source, sys.version.split()[0], onednn, why,
                      thread_settings(environ, tf))

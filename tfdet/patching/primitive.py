@@ -35,9 +35,11 @@ elementwise kernels) rely on TensorFlow's dense reductions being run-to-run
 deterministic, which they are on CPU and GPU for every TF release this project
 covers (the last atomics left the GPU reduction kernels before 1.14).
 
-Where TensorFlow's own segment op is already deterministic (CPU kernels walk the
-ids in order; on GPU, TF >= 2.7 with op determinism enabled selects
-deterministic kernels) the "auto" method calls it: see `stock_is_deterministic`.
+Where TensorFlow's own segment op is already deterministic the "auto" method
+calls it instead, but only when told so (`set_stock_deterministic`): patch()
+tells it from the catalogue (CPU kernels walk the ids in order; GPU kernels are
+deterministic once op determinism is on, from the TF version the catalogue
+names). Used directly, outside patch(), "auto" takes the order-fixed path.
 The order-fixed path stays selectable (`method="order_fixed"`, `set_method`,
 `method_scope`) so it can be tested and benchmarked anywhere.
 
@@ -46,7 +48,6 @@ working eagerly, inside tf.function and in TF1 graph mode.
 """
 
 import contextlib
-import os
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 METHODS = ("auto", "stock", "order_fixed")
@@ -55,7 +56,7 @@ METHODS = ("auto", "stock", "order_fixed")
 # mean fewer levels; _chunk_width keeps the padding they cost below the data size.
 _MAX_CHUNK = 16
 
-_state = {"method": "auto"}
+_state = {"method": "auto", "stock_deterministic": False}
 
 # Dtypes whose Add/Mul/Maximum/Minimum kernels exist on CPU in every TF this
 # project covers (TF 1.15 and 2.4 lack them for the small and unsigned integer
@@ -100,47 +101,24 @@ def method_scope(method):
         set_method(previous)
 
 
-def _tf_minor(version):
-    parts = str(version).split(".")
-    return int(parts[0]), int(parts[1])
+def set_stock_deterministic(flag):
+    """Tell the primitive whether TensorFlow's own segment reductions are
+    run-to-run deterministic here; return the previous answer.
 
-
-def _determinism_enabled(environ):
-    """Whether TF op determinism is on (API flag or TF_DETERMINISTIC_OPS)."""
-    if str(environ.get("TF_DETERMINISTIC_OPS", "")).strip().lower() in ("1", "true"):
-        return True
-    try:
-        from tensorflow.python.framework import config as tf_config  # noqa: PLC0415
-
-        return bool(tf_config.is_op_determinism_enabled())
-    except (ImportError, AttributeError):  # TF < 2.8
-        return False
-
-
-def _gpu_visible():
-    from ..tfinfo import list_gpus
-
-    return bool(list_gpus(_tf()))
-
-
-def stock_is_deterministic(environ=None, tf_version=None, gpu_visible=None, determinism_enabled=None):
-    """Whether TensorFlow's own segment reductions are run-to-run deterministic here.
-
-    True when no GPU is visible (the CPU kernels accumulate each output element
-    in input order) or when TF >= 2.7 runs with op determinism enabled (which
-    selects the deterministic GPU kernels). Every argument can be injected; by
-    default they are read from os.environ, the installed TF and its devices.
+    The primitive holds no TF-version or device knowledge: tfdet.patch() answers
+    from the catalogue's verdict for UnsortedSegmentSum on the installed TF and
+    device (and the switches it turned on), and unpatch() restores the answer.
+    Until someone says so it is False, so the "auto" method of a replacement
+    used directly, outside patch(), takes the order-fixed path: always safe.
     """
-    environ = os.environ if environ is None else environ
-    if gpu_visible is None:
-        gpu_visible = _gpu_visible()
-    if not gpu_visible:
-        return True
-    if tf_version is None:
-        tf_version = _tf().__version__
-    if determinism_enabled is None:
-        determinism_enabled = _determinism_enabled(environ)
-    return _tf_minor(tf_version) >= (2, 7) and bool(determinism_enabled)
+    previous = _state["stock_deterministic"]
+    _state["stock_deterministic"] = bool(flag)
+    return previous
+
+
+def stock_is_deterministic():
+    """What set_stock_deterministic() was last told (False by default)."""
+    return _state["stock_deterministic"]
 
 
 def resolve_method(method=None):
@@ -412,7 +390,8 @@ def segment_reduce(data, segment_ids, num_segments, reduction="sum", sorted_ids=
     0, 1, dtype lowest for max, dtype highest for min); negative ids are dropped;
     ids >= num_segments raise InvalidArgumentError when `validate`.
     sorted_ids=True promises non-decreasing ids (skips the sort).
-    method: "auto" (stock op where deterministic, see stock_is_deterministic),
+    method: "auto" (the stock op where set_stock_deterministic(True) says it is
+    deterministic, as patch() does from the catalogue; else order-fixed),
     "stock" or "order_fixed"; None means the process default (get_method()).
     The order-fixed path emits no scatter, segment or bincount op; its gradient
     is not defined here (the replacements define theirs).

@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 
+from ..tfinfo import release
 from .plan import fix_of
 
 # Frames in these packages are TF's, Keras's or ours: the user's line is the
@@ -32,9 +33,7 @@ _SEED_ATTRS = ("seed", "seed2")
 
 def callbacks_in(tf_version):
     """Whether a TF version has op callbacks (they arrived in 2.2)."""
-    from ..catalog import tf_minor
-
-    return tf_minor(tf_version) >= tf_minor("2.2")
+    return release(tf_version) >= (2, 2)
 
 
 def callbacks_supported(tf_version):
