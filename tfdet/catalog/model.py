@@ -305,6 +305,19 @@ class Catalogue:
         return pd.DataFrame(rows, columns=columns)
 
 
+def expand_switch_aliases(switch_ids, same_as):
+    """switch_ids plus every switch reachable through same_as ({id: (ids...)}):
+    switches that are the same mechanism under another name count as on."""
+    result = set(switch_ids)
+    todo = list(result)
+    while todo:
+        for alias in same_as.get(todo.pop(), ()):
+            if alias not in result:
+                result.add(alias)
+                todo.append(alias)
+    return frozenset(result)
+
+
 def _check_device(device):
     if device not in DEVICES:
         raise ValueError("unknown device %r (expected one of: %s)" % (device, ", ".join(DEVICES)))

@@ -9,6 +9,7 @@ import textwrap
 
 from .. import catalog
 from ..tfinfo import installed_tf_version
+from . import arguments
 from .exitcodes import ENVIRONMENT, INVALID_INPUT, OK, USAGE, CommandError
 from .tables import EXTRA, FIX, FIXED, KEY, Column, fit_lines, output_width, print_table
 
@@ -31,15 +32,6 @@ The table fits the terminal (or $COLUMNS); piped, each row is one line.
        catalog.COVERED_TF_VERSIONS[0], catalog.COVERED_TF_VERSIONS[-1], catalog.COVERED_TF_VERSIONS[-1])
 
 
-def _tf_version_argument(text):
-    """argparse type: a non-version is a usage error, shown with the subcommand's usage."""
-    try:
-        catalog.tf_minor(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
 def add_parser(commands):
     parser = commands.add_parser("catalog", help=HELP, description=HELP.capitalize() + ".")
     parser.set_defaults(run=lambda args, out: _help(parser, out))
@@ -49,7 +41,7 @@ def add_parser(commands):
         "list", help="entries that affect a TF version and device", epilog=LIST_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="List catalogue entries with their status and fix for one TF version.")
-    listing.add_argument("--tf-version", type=_tf_version_argument,
+    listing.add_argument("--tf-version", type=arguments.tf_version,
                          help="TF version to ask about (default: the installed TF)")
     listing.add_argument("--device", choices=catalog.DEVICES, action="append",
                          help="cpu or gpu; repeat for both (default: both)")
@@ -69,8 +61,8 @@ def add_parser(commands):
     diff = sub.add_parser(
         "diff", help="what changed between two TF versions",
         description="Entries whose status or fix differs between two TF versions on a device.")
-    diff.add_argument("old", metavar="OLD_VERSION", type=_tf_version_argument)
-    diff.add_argument("new", metavar="NEW_VERSION", type=_tf_version_argument)
+    diff.add_argument("old", metavar="OLD_VERSION", type=arguments.tf_version)
+    diff.add_argument("new", metavar="NEW_VERSION", type=arguments.tf_version)
     diff.add_argument("--device", choices=catalog.DEVICES, action="append", help="cpu or gpu (default: both)")
     _add_source_and_format(diff, 'a table')
     diff.set_defaults(run=run_diff)

@@ -6,6 +6,7 @@ import os
 
 from .. import catalog
 from ..patching import preview as preview_module
+from . import arguments
 from .exitcodes import ENVIRONMENT, OK, CommandError
 
 HELP = "what tfdet.patch() would switch on, replace and leave uncovered here"
@@ -20,19 +21,11 @@ Detecting the device imports TensorFlow (a few seconds); --device skips that.
 """
 
 
-def _tf_version_argument(text):
-    try:
-        catalog.tf_minor(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
 def add_parser(commands):
     parser = commands.add_parser("status", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=catalog.DEVICES, help="preview the plan for this device (default: detect)")
-    parser.add_argument("--tf-version", type=_tf_version_argument,
+    parser.add_argument("--tf-version", type=arguments.tf_version,
                         help="preview the plan for this TF version (default: the installed TF)")
     parser.add_argument("--seed", type=int, help="as patch(seed=SEED): seeding covers the unseeded-RNG sources")
     parser.add_argument("--on-unsupported", choices=("raise", "warn"), default="raise",

@@ -7,6 +7,8 @@ probe and the patch agree on what each TF version has.
 
 from collections import namedtuple
 
+from ..catalog.model import expand_switch_aliases
+
 MODES = ("baseline", "env", "api", "patched")
 DEFAULT_MODES = ("baseline", "env", "api")
 
@@ -75,13 +77,7 @@ def mode_switch_ids(catalogue, setups, tf_version, device):
         ids.update(s.id for s in usable if s.kind == "api" and s.name in called)
         if setup.patch:
             ids.update(s.id for s in usable if s.role == "enables_determinism")
-        todo = list(ids)
-        while todo:
-            for alias in same_as.get(todo.pop(), ()):
-                if alias not in ids:
-                    ids.add(alias)
-                    todo.append(alias)
-        result[mode] = frozenset(ids)
+        result[mode] = expand_switch_aliases(ids, same_as)
     return result
 
 

@@ -28,6 +28,8 @@ Failed and skipped cells, and cells not measured, are never evidence.
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
+from ..catalog.model import expand_switch_aliases as expand_switches
+
 DISAGREEMENT = "disagreement"
 NOT_REPRODUCED = "not_reproduced"
 NEWLY_MEASURED = "newly_measured"
@@ -68,18 +70,6 @@ class Finding:
     status: str  # the catalogue's claim ("unknown" when there is none)
     modes: Tuple[str, ...]  # the modes the finding is about
     message: str  # plain text; the template escapes it
-
-
-def expand_switches(switch_ids, same_as):
-    """switch_ids plus every alias reachable through same_as ({id: (ids...)})."""
-    result = set(switch_ids)
-    todo = list(result)
-    while todo:
-        for alias in same_as.get(todo.pop(), ()):
-            if alias not in result:
-                result.add(alias)
-                todo.append(alias)
-    return frozenset(result)
 
 
 def describe(mode, record):
