@@ -13,6 +13,7 @@ import sys
 from collections import namedtuple
 
 from ..tfinfo import resolve_api
+from . import registry
 
 Rebinding = namedtuple("Rebinding", "module name original replacement")
 GradientOverride = namedtuple("GradientOverride", "op_type original replacement")
@@ -88,86 +89,27 @@ def undo(changes):
             registry[change.op_type]["type"] = change.original
 
 
-# -- the replacements, by the name the catalogue uses in `patch:` ------------
+# -- one installer per registry entry, by the catalogue's `patch:` name -------
 
 def _replacements():
-    from . import replacements
+    from . import replacements  # imports TensorFlow: only when something is installed
 
     return replacements
 
 
-def _rebinder(canonical_api, replacement_name):
-    """A replacement that stands in for the stock function at `canonical_api`."""
-    def install(tf):
-        stock = resolve_api(tf, canonical_api)
-        if stock is None:
-            return []
-        return rebind(stock, getattr(_replacements(), replacement_name))
-    install.label = canonical_api  # what the patch-time line names
-    return install
-
-
-def _attr(op, name, default):
-    try:
-        value = op.get_attr(name)
-    except (ValueError, TypeError):
-        return default
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _resize_nearest_grad(op, grad):
-    image = op.inputs[0]
-    shape = image.get_shape()[1:3]
-    if not shape.is_fully_defined():
-        import tensorflow as tf
-
-        shape = tf.shape(image)[1:3]
+def installer(replacement):
+    """install(tf) -> the changes made, for one registry.Replacement; `.label` names it."""
+    if replacement.install == registry.REBIND:
+        def install(tf):
+            stock = resolve_api(tf, replacement.stock)
+            if stock is None:  # not in this TF
+                return []
+            return rebind(stock, getattr(_replacements(), replacement.implementation))
     else:
-        shape = shape.as_list()
-    return [_replacements().resize_nearest_neighbor_grad(
-        grad, shape, align_corners=_attr(op, "align_corners", False),
-        half_pixel_centers=_attr(op, "half_pixel_centers", False)), None]
-
-
-def _crop_and_resize_grad(op, grad):
-    import tensorflow as tf
-
-    image, boxes, box_ind = op.inputs[0], op.inputs[1], op.inputs[2]
-    image_shape = image.get_shape().as_list() if image.get_shape().is_fully_defined() else tf.shape(image)
-    method = _attr(op, "method", "bilinear")
-    grad_image = None
-    if image.dtype in (tf.float16, tf.float32, tf.float64):
-        grad_image = _replacements().crop_and_resize_grad_image(
-            grad, boxes, box_ind, image_shape, T=image.dtype, method=method)
-    grad_boxes = _replacements().crop_and_resize_grad_boxes(grad, image, boxes, box_ind, method=method)
-    return [grad_image, grad_boxes, None, None]
-
-
-def _gradient(op_type, function):
-    def install(tf):
-        return [override_gradient(op_type, function)]
-    install.label = "gradient of " + op_type
+        def install(tf):
+            return [override_gradient(replacement.stock, getattr(_replacements(), replacement.implementation))]
+    install.label = registry.label(replacement)
     return install
 
 
-INSTALLERS = {
-    "segment_sum": _rebinder("tf.math.segment_sum", "segment_sum"),
-    "unsorted_segment_sum": _rebinder("tf.math.unsorted_segment_sum", "unsorted_segment_sum"),
-    # gather's gradient and tf.convert_to_tensor(IndexedSlices) densify through
-    # the same stock unsorted_segment_sum, so one rebinding covers them.
-    "indexed_slices_to_dense": _rebinder("tf.math.unsorted_segment_sum", "unsorted_segment_sum"),
-    "unsorted_segment_mean": _rebinder("tf.math.unsorted_segment_mean", "unsorted_segment_mean"),
-    "unsorted_segment_sqrt_n": _rebinder("tf.math.unsorted_segment_sqrt_n", "unsorted_segment_sqrt_n"),
-    "unsorted_segment_prod": _rebinder("tf.math.unsorted_segment_prod", "unsorted_segment_prod"),
-    "bias_add": _rebinder("tf.nn.bias_add", "bias_add"),
-    "bincount": _rebinder("tf.math.bincount", "bincount"),
-    "sparse_dense_matmul": _rebinder("tf.sparse.sparse_dense_matmul", "sparse_dense_matmul"),
-    "scatter_nd": _rebinder("tf.scatter_nd", "scatter_nd"),
-    "softmax_cross_entropy": _rebinder("tf.nn.softmax_cross_entropy_with_logits",
-                                       "softmax_cross_entropy_with_logits"),
-    "sparse_softmax_cross_entropy": _rebinder("tf.nn.sparse_softmax_cross_entropy_with_logits",
-                                              "sparse_softmax_cross_entropy_with_logits"),
-    "adjust_contrast": _rebinder("tf.image.adjust_contrast", "adjust_contrast"),
-    "resize_nearest_neighbor_grad": _gradient("ResizeNearestNeighbor", _resize_nearest_grad),
-    "crop_and_resize_grad": _gradient("CropAndResize", _crop_and_resize_grad),
-}
+INSTALLERS = {r.name: installer(r) for r in registry.REGISTRY}

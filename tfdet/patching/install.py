@@ -9,7 +9,7 @@ import threading
 import warnings
 
 from ..tfinfo import detect_device, op_determinism_enabled, resolve_api
-from . import bindings, watch
+from . import bindings, registry, watch
 from .import_hook import PostImportHook
 from .plan import plan_patch
 from .status import Status
@@ -66,10 +66,6 @@ def _context_started():
         return bool(context.context()._initialized)
     except Exception:
         return False
-
-
-def _available_patches():
-    return set(bindings.INSTALLERS)
 
 
 def _seed(tf, seed):
@@ -139,7 +135,7 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
         environ = os.environ if environ is None else environ
         tf = _tf()
         device = detect_device(tf)
-        plan = plan_patch(catalogue, tf.__version__, device, _available_patches(), seeded=seed is not None,
+        plan = plan_patch(catalogue, tf.__version__, device, registry.names(), seeded=seed is not None,
                           on_unsupported=on_unsupported)
         applied = Applied(plan, seed, strict)
         if not plan.supported:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from ..tfinfo import detect_device, installed_tf_version, onednn_setting, thread_settings
-from . import bindings
+from . import registry
 from .plan import fix_of, plan_patch
 
 
@@ -78,10 +78,10 @@ def preview(device=None, tf_version=None, seed=None, on_unsupported="raise", cat
                      thread_settings(environ, tf))
     if tf_version is None:
         return result
-    result.plan = plan_patch(catalogue or default_catalogue(), tf_version, device, set(bindings.INSTALLERS),
+    result.plan = plan_patch(catalogue or default_catalogue(), tf_version, device, registry.names(),
                              seeded=seed is not None, on_unsupported=on_unsupported)
     for name, entries in result.plan.replacements.items():
-        label = getattr(bindings.INSTALLERS[name], "label", name)
+        label = registry.label(registry.by_name(name))
         known = result.replacement_apis.setdefault(label, [])
         known.extend(e for e in entries if e not in known)
     result.watchable = callbacks_in(tf_version)

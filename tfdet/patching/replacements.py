@@ -19,6 +19,7 @@ import warnings
 import tensorflow.compat.v2 as tf
 
 from . import primitive as _p
+from . import registry as _registry
 
 _LARGE_SPARSE_NUM_ELEMENTS = 100000000  # as tensorflow/python/framework/indexed_slices.py
 
@@ -877,32 +878,45 @@ def adjust_contrast(images, contrast_factor):
         return tf.image.convert_image_dtype(adjusted, orig_dtype, saturate=True)
 
 
-# --------------------------------------------------------------------------- registry
+# --------------------------------------------------------------------------- gradient swaps
 
 
-# Stock API or raw op name -> replacement, for the install layer and the tests.
-REPLACEMENTS = {
-    "tf.math.unsorted_segment_sum": unsorted_segment_sum,
-    "tf.math.segment_sum": segment_sum,
-    "tf.math.unsorted_segment_mean": unsorted_segment_mean,
-    "tf.math.unsorted_segment_sqrt_n": unsorted_segment_sqrt_n,
-    "tf.math.unsorted_segment_prod": unsorted_segment_prod,
-    "tf.math.unsorted_segment_max": unsorted_segment_max,
-    "tf.math.unsorted_segment_min": unsorted_segment_min,
-    "IndexedSlices->Tensor": indexed_slices_to_dense,
-    "tf.nn.bias_add": bias_add,
-    "tf.math.bincount": bincount,
-    "tf.sparse.sparse_dense_matmul": sparse_dense_matmul,
-    "tf.compat.v1.image.resize_nearest_neighbor": resize_nearest_neighbor,
-    "ResizeNearestNeighborGrad": resize_nearest_neighbor_grad,
-    "tf.image.crop_and_resize": crop_and_resize,
-    "CropAndResizeGradImage": crop_and_resize_grad_image,
-    "CropAndResizeGradBoxes": crop_and_resize_grad_boxes,
-    "tf.scatter_nd": scatter_nd,
-    "tf.tensor_scatter_nd_add": tensor_scatter_nd_add,
-    "tf.nn.softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits,
-    "tf.nn.sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
-    "tf.image.adjust_contrast": adjust_contrast,
-}
+def _attr(op, name, default):
+    try:
+        value = op.get_attr(name)
+    except (ValueError, TypeError):
+        return default
+    return value.decode() if isinstance(value, bytes) else value
 
-__all__ = sorted(f.__name__ for f in REPLACEMENTS.values()) + ["REPLACEMENTS"]
+
+def resize_nearest_neighbor_gradient(op, grad):
+    """Deterministic gradient of the ResizeNearestNeighbor op (for TF's gradient registry)."""
+    image = op.inputs[0]
+    shape = image.get_shape()[1:3]
+    shape = shape.as_list() if shape.is_fully_defined() else tf.shape(image)[1:3]
+    return [resize_nearest_neighbor_grad(grad, shape, align_corners=_attr(op, "align_corners", False),
+                                         half_pixel_centers=_attr(op, "half_pixel_centers", False)), None]
+
+
+def crop_and_resize_gradient(op, grad):
+    """Deterministic gradient of the CropAndResize op (for TF's gradient registry)."""
+    image, boxes, box_ind = op.inputs[0], op.inputs[1], op.inputs[2]
+    image_shape = image.get_shape().as_list() if image.get_shape().is_fully_defined() else tf.shape(image)
+    method = _attr(op, "method", "bilinear")
+    grad_image = None
+    if image.dtype in (tf.float16, tf.float32, tf.float64):
+        grad_image = crop_and_resize_grad_image(grad, boxes, box_ind, image_shape, T=image.dtype, method=method)
+    grad_boxes = crop_and_resize_grad_boxes(grad, image, boxes, box_ind, method=method)
+    return [grad_image, grad_boxes, None, None]
+
+
+# --------------------------------------------------------------------------- derived from the registry
+
+
+# Stock API (or raw op) -> drop-in function; which of them patch() installs,
+# and how, is tfdet.patching.registry's to say.
+REPLACEMENTS = {stock: globals()[implementation] for stock, implementation in _registry.drop_in_pairs()}
+GRADIENTS = {r.stock: globals()[r.implementation] for r in _registry.REGISTRY if r.install == _registry.GRADIENT}
+
+__all__ = sorted({f.__name__ for f in list(REPLACEMENTS.values()) + list(GRADIENTS.values())}) + [
+    "GRADIENTS", "REPLACEMENTS"]
