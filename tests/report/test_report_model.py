@@ -249,3 +249,22 @@ def test_cost_in_words_and_the_patch_cost_in_the_summary(catalogue):
     (run,) = report.runs
     assert ("tfdet.patch() has no measurable cost [0.90\u20131.03] on the one op that varies without it "
             "(segment-sum, forward), latency relative to baseline.") in run.summary
+
+
+def test_an_op_only_the_patch_fixes_is_not_counted_as_still_varying(catalogue):
+    results = _in_memory([
+        {"case": "bincount", "mode": "baseline", "outcome": "varies", "distinct": 5, "runs": 10},
+        {"case": "bincount", "mode": "env", "outcome": "varies", "distinct": 4, "runs": 10},
+        {"case": "bincount", "mode": "patched", "outcome": "deterministic", "distinct": 1, "runs": 60},
+        {"case": "segment-sum", "mode": "baseline", "outcome": "varies", "distinct": 3, "runs": 10},
+        {"case": "segment-sum", "mode": "env", "outcome": "varies", "distinct": 2, "runs": 10},
+        {"case": "segment-sum", "mode": "patched", "outcome": "varies", "distinct": 2, "runs": 10}],
+        modes=["baseline", "env", "patched"],
+        environment={"baseline": {"tf_version": "2.21.0", "device": "cpu"},
+                     "env": {"tf_version": "2.21.0", "device": "cpu", "env": {"TF_DETERMINISTIC_OPS": "1"}},
+                     "patched": {"tf_version": "2.21.0", "device": "cpu"}})
+    (run,) = build_report(results, catalogue=catalogue).runs
+    assert "; 1 more only with tfdet.patch() (bincount); 1 still varies;" in run.summary[0], run.summary[0]
+    lists = dict(run.summary_lists)
+    assert lists["reproducible only with tfdet.patch()"] == ["bincount"]
+    assert lists["still vary with determinism"] == ["segment-sum"]

@@ -714,11 +714,14 @@ def _summarise(run, rows, single):
     det_modes = [m for m in run.modes if run.mode_switches.get(m)]
     has_baseline = "baseline" in run.modes
     varying = [c for c in by_case if has_baseline and "varies" in outcomes(c, "baseline")]
-    fixed, still, raised, unclear = [], [], [], []
+    fixed, only_patch, still, raised, unclear = [], [], [], [], []
     for case in varying:
         seen = [o for m in det_modes for o in outcomes(case, m)]
+        patched = outcomes(case, "patched") if "patched" in det_modes else []
         if "raised" in seen:
             raised.append(case)
+        elif "varies" in seen and patched and all(o == "deterministic" for o in patched):
+            only_patch.append(case)  # TF's switches leave it varying; tfdet's replacement fixes it
         elif "varies" in seen:
             still.append(case)
         elif seen and all(o == "deterministic" for o in seen):
@@ -762,8 +765,11 @@ def _summarise(run, rows, single):
         if det_modes:
             label = run.determinism_label or "/".join(det_modes)
             cost = _cost_phrase(ratios(fixed, det_modes, True))
-            text += "; %d of them become%s reproducible with %s%s; %d still var%s; %d raise%s errors under determinism" % (
-                len(fixed), "s" if len(fixed) == 1 else "", label, " " + cost if cost else "",
+            text += "; %d of them become%s reproducible with %s%s" % (
+                len(fixed), "s" if len(fixed) == 1 else "", label, " " + cost if cost else "")
+            if only_patch:
+                text += "; %d more only with tfdet.patch() (%s)" % (len(only_patch), ", ".join(only_patch))
+            text += "; %d still var%s; %d raise%s errors under determinism" % (
                 len(still), "ies" if len(still) == 1 else "y", len(raised), "s" if len(raised) == 1 else "")
             if unclear:
                 text += "; %d could not be told (failed or not measured)" % len(unclear)
@@ -814,7 +820,7 @@ def _summarise(run, rows, single):
                          "continue it with tfdet probe --resume." % (len(run.missing), len(run.planned)))
     lists = [(title, names) for title, names in (
         ("vary without determinism", varying), ("reproducible with determinism", fixed),
-        ("still vary with determinism", still), ("raise under determinism", raised),
+        ("reproducible only with tfdet.patch()", only_patch), ("still vary with determinism", still), ("raise under determinism", raised),
         ("vary only with determinism", only_under)) if names]
     return sentences, lists
 
