@@ -224,9 +224,161 @@ def test_unsupported_tf_version_is_a_warned_no_op():
         stock = tf.math.bincount
         with warnings.catch_warnings(record=True) as caught:
             status = tfdet.patch(seed=0)
-        report(warnings=[str(w.message) for w in caught], supported=status.supported,
-               env=os.environ.get("TF_DETERMINISTIC_OPS"), untouched=tf.math.bincount is stock, text=str(status))
+        report(warnings=[str(w.message) for w in caught], supported=status.supported, patched=status.patched,
+               held=tfdet.status().warnings, env=os.environ.get("TF_DETERMINISTIC_OPS"),
+               untouched=tf.math.bincount is stock, text=str(status))
     """)
-    assert result["supported"] is False and result["env"] is None and result["untouched"] is True
+    assert result["supported"] is False and result["patched"] is False  # nothing was changed
+    assert result["env"] is None and result["untouched"] is True
     assert any("older than any version tfdet knows" in w for w in result["warnings"])
-    assert "unsupported TF version" in result["text"]
+    assert all(any(text in w for w in result["warnings"]) for text in result["held"]) and result["held"]
+    assert "unsupported TF version" in result["text"] and "not patched" in result["text"]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_newer_tf_than_the_catalogue_is_warned_and_every_held_warning_was_issued(quiet):
+    result = run_python("""
+        tf.__version__ = "2.99.0"  # pretend: newer than the catalogue
+        with warnings.catch_warnings(record=True) as caught:
+            status = tfdet.patch(quiet=%s)
+        report(warnings=[(str(w.message), w.category.__name__, os.path.basename(w.filename)) for w in caught],
+               held=status.warnings, patched=status.patched)
+    """ % quiet)
+    assert result["patched"] is True
+    newer = [w for w in result["warnings"] if "newer than the catalogue" in w[0]]
+    assert newer and newer[0][1] == "TfdetWarning" and newer[0][2] == "<string>"  # at the user's line
+    assert result["held"] and all(any(text in w[0] for w in result["warnings"]) for text in result["held"])
+
+
+def test_unpatch_restores_the_injected_environ_not_os_environ():
+    result = run_python("""
+        mine = {"TF_CUDNN_USE_AUTOTUNE": "1"}
+        tfdet.patch(environ=mine, quiet=True)
+        during = dict(mine)
+        leaked = os.environ.get("TF_DETERMINISTIC_OPS")
+        tfdet.unpatch()
+        after = dict(mine)
+        theirs = {"TF_DETERMINISTIC_OPS": "0"}
+        with tfdet.deterministic(environ=theirs, quiet=True):
+            inside = dict(theirs)
+        report(during=during, leaked=leaked, after=after, inside=inside, block_after=theirs,
+               os_after=os.environ.get("TF_DETERMINISTIC_OPS"))
+    """)
+    assert result["during"]["TF_DETERMINISTIC_OPS"] == "1" and result["leaked"] is None
+    assert result["after"] == {"TF_CUDNN_USE_AUTOTUNE": "1"}  # exactly as before patch()
+    assert result["inside"]["TF_DETERMINISTIC_OPS"] == "1" and result["block_after"] == {"TF_DETERMINISTIC_OPS": "0"}
+    assert result["os_after"] is None
+
+
+def test_blocks_nest_and_never_undo_a_patch_someone_else_asked_for():
+    result = run_python("""
+        import threading
+        stock = tf.math.bincount
+        replaced = lambda: tf.math.bincount is not stock and tfdet.status().patched
+        seen = {}
+        warnings.simplefilter("ignore")
+
+        # nested blocks: the inner exit keeps the patch, the outer exit undoes it
+        with tfdet.deterministic(quiet=True):
+            with tfdet.deterministic(quiet=True):
+                pass
+            seen["nested_inner_exit"] = replaced()
+        seen["nested_outer_exit"] = replaced()
+
+        # patch() inside a block outlives the block
+        with tfdet.deterministic(quiet=True):
+            tfdet.patch(quiet=True)
+        seen["patch_inside_block"] = replaced()
+        tfdet.unpatch()
+
+        # a block in one thread, patch() in another: the other keeps its patch
+        entered, patched, leave = threading.Event(), threading.Event(), threading.Event()
+        def block():
+            with tfdet.deterministic(quiet=True):
+                entered.set()
+                leave.wait(60)
+        worker = threading.Thread(target=block)
+        worker.start()
+        entered.wait(60)
+        tfdet.patch(quiet=True)
+        leave.set()
+        worker.join()
+        seen["other_thread_patch_kept"] = replaced()
+        tfdet.unpatch()
+        seen["unpatched"] = not replaced() and tf.math.bincount is stock
+
+        # blocks in two threads: the patch lasts until the last one exits
+        gates = [threading.Event(), threading.Event()]
+        inside = threading.Barrier(3)
+        def hold(gate):
+            with tfdet.deterministic(quiet=True):
+                inside.wait(60)
+                gate.wait(60)
+        workers = [threading.Thread(target=hold, args=(g,)) for g in gates]
+        [w.start() for w in workers]
+        inside.wait(60)
+        gates[0].set()
+        workers[0].join()
+        seen["one_of_two_blocks_left"] = replaced()
+        gates[1].set()
+        workers[1].join()
+        seen["both_blocks_left"] = not replaced()
+
+        # an explicit unpatch() inside a block: warned, undone now, the block's exit does nothing
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with tfdet.deterministic(quiet=True):
+                tfdet.unpatch()
+                seen["unpatch_in_block"] = not replaced()
+                tfdet.patch(quiet=True)  # patched again, explicitly: the block's exit leaves it
+        seen["unpatch_warned"] = any("block" in str(w.message) and "unpatch" in str(w.message) for w in caught)
+        seen["repatch_kept"] = replaced()
+        tfdet.unpatch()
+        seen["final"] = tf.math.bincount is stock and not tfdet.status().patched
+        report(**seen)
+    """)
+    assert result == {"nested_inner_exit": True, "nested_outer_exit": False, "patch_inside_block": True,
+                      "other_thread_patch_kept": True, "unpatched": True, "one_of_two_blocks_left": True,
+                      "both_blocks_left": True, "unpatch_in_block": True, "unpatch_warned": True,
+                      "repatch_kept": True, "final": True}
+
+
+def test_a_broken_user_catalogue_is_one_clean_error_naming_file_and_line(tmp_path):
+    from catalog_fixtures import GOOD_ENTRY, document
+
+    import tfdet
+    from tfdet.patching import install
+
+    entry = dict(GOOD_ENTRY, colour="red")
+    path = tmp_path / "broken.yaml"
+    path.write_text(document(entry))
+    with pytest.raises(tfdet.TfdetError) as raised:
+        tfdet.patch(catalogue=str(path))
+    message = str(raised.value)
+    assert "\n" not in message and "broken.yaml:" in message and "colour" in message
+    line = int(message.split("broken.yaml:")[1].split(":")[0])
+    assert "colour" in path.read_text().splitlines()[line - 1]
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+    assert install._state["applied"] is None and not tfdet.status().patched  # nothing was changed
+    path.write_text("entries: [\n  {id: x\n")  # not even YAML
+    with pytest.raises(tfdet.TfdetError, match="broken.yaml:[0-9]+"):
+        tfdet.patch(catalogue=path)
+
+
+def test_a_broken_shipped_catalogue_is_the_same_clean_error(tmp_path, monkeypatch):
+    """A YAML error in a shipped file (a broken install) reads as file:line too, not a traceback."""
+    import tfdet
+    import tfdet.catalog as catalog
+
+    path = tmp_path / "image.yaml"
+    path.write_text("entries:\n  - id: x\n    title: [unclosed\n")
+
+    def broken():
+        with open(path) as handle:
+            yaml.safe_load(handle)  # the real parser's error, with its real mark
+
+    monkeypatch.setattr(catalog, "default_catalogue", broken)
+    with pytest.raises(tfdet.TfdetError) as raised:
+        tfdet.patch()
+    message = str(raised.value)
+    assert message.startswith("invalid catalogue: ") and "image.yaml:" in message and "\n" not in message

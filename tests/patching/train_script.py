@@ -2,6 +2,11 @@
 bincount) and gather backprop; prints a digest of the trained weights.
 
     python train_script.py patched|stock
+
+The weighted bincount sums 8e6 elements in one call: long enough that TF's CPU
+kernel shards it over both pool threads, whose partial sums then meet in a
+varying order (the probe measured about half of such calls differing on two
+busy cores); 30 steps make an unpatched run's digest vary almost always.
 """
 
 import hashlib
@@ -21,7 +26,7 @@ else:
     tf.random.set_seed(0)
 
 rng = np.random.RandomState(0)
-n, vocab = 200000, 1000
+n, vocab = 8000000, 1000
 ids = tf.constant(rng.randint(0, vocab, n).astype(np.int32))
 strengths = tf.constant((rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(np.float32))
 targets = tf.constant(rng.standard_normal((vocab, 1)).astype(np.float32))
@@ -35,7 +40,8 @@ def step():
         counts = tf.math.bincount(ids, weights=strengths, minlength=vocab)  # a sum over shared bins
         rows = tf.gather(embedding, ids[:5000] % vocab)  # gather backprop densifies repeated ids
         pooled = tf.math.unsorted_segment_mean(rows, ids[:5000] % vocab, vocab)
-        features = tf.concat([pooled, tf.math.log1p(tf.abs(counts))[:, None]], axis=1)
+        # scaled into [-1, 1] and kept linear, so a last-bit change in a bin reaches the weights
+        features = tf.concat([pooled, (counts / (tf.reduce_max(tf.abs(counts)) + 1.0))[:, None]], axis=1)
         loss = tf.reduce_mean((tf.matmul(features, kernel) - targets) ** 2)
     grads = tape.gradient(loss, [embedding, kernel])
     for variable, grad in zip([embedding, kernel], grads):
@@ -45,5 +51,7 @@ def step():
 
 for _ in range(30):
     step()
+weights = [embedding.numpy(), kernel.numpy()]
+assert all(np.isfinite(w).all() for w in weights), "the training diverged: a digest of NaNs proves nothing"
 digest = hashlib.sha256(embedding.numpy().tobytes() + kernel.numpy().tobytes()).hexdigest()
 print("WEIGHTS " + digest)

@@ -30,12 +30,17 @@ TfdetWarning.__module__ = TfdetError.__module__ = "tfdet"  # their public home, 
 
 
 _lock = threading.RLock()
-_state = {"applied": None}  # the Applied record while patched
+# Who holds the patch: "applied" is the one Applied record (None: stock TF);
+# "explicit" is True once patch() was called directly (held until unpatch());
+# "blocks" counts the open deterministic() blocks. The patch is undone when the
+# last holder lets go: unpatch(), or the last block's exit with no patch() call.
+_state = {"applied": None, "explicit": False, "blocks": 0}
 
 
 class Applied(object):
-    def __init__(self, plan, seed, strict=False):
+    def __init__(self, plan, seed, strict=False, environ=None):
         self.plan = plan
+        self.environ = environ  # the mapping patch() changed; unpatch() restores that one
         self.seed = seed
         self.strict = strict
         self.seeded = []
@@ -49,6 +54,12 @@ class Applied(object):
         self.replaced = {}  # patch name -> number of places changed
         self.stock_before = None  # what the primitive was told before patch()
         self.warnings = []
+
+    @property
+    def changed(self):
+        """Whether patch() changed anything at all (status().patched)."""
+        return bool(self.env_before or self.api_switches_on or self.changes or self.seeded or self.watcher
+                    or self.hook or self.stock_before is not None)
 
 
 def _tf():
@@ -103,8 +114,15 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
     right after importing TensorFlow, before any op runs. Idempotent and
     thread-safe; undo with unpatch(). Returns status().
 
+    `catalogue` is a Catalogue or the path of a catalogue file of your own
+    (default: the shipped one); an invalid one raises TfdetError naming each
+    problem by file:line. `environ` is the mapping the switches' environment
+    variables are written to (default os.environ); unpatch() restores that one.
+
     It prints one line to stderr saying what it switched on and replaced
-    (`quiet=True` silences it). From then on, a TensorFlow op callback watches
+    (`quiet=True` silences it). Every TfdetWarning that status() lists is also
+    issued through the warnings module (filter it there), quiet or not.
+    From then on, a TensorFlow op callback watches
     the program (tf.function tracing, graph building and eager ops) for the
     catalogued ops the patch does not cover: the first use of each warns once
     (a TfdetWarning naming the op, the user's file:line and the fix; filter it
@@ -114,63 +132,109 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
     not-covered source, and strict raises then. TF keeps op callbacks per
     thread: ops built in other threads than this one are not watched.
 
+    A replacement takes effect where a function is called or a tf.function is
+    traced while patched: a tf.function traced earlier keeps the stock ops, and
+    one traced while patched keeps the replacements after unpatch() (its graph
+    is built; retrace it, or build a new one, to change that).
+
+    While patched, a second patch() changes nothing but the seed (a new
+    seed= reseeds); it also makes the patch outlive any open
+    tfdet.deterministic() block, until unpatch().
+
     TensorFlow's own determinism errors are kept. `on_unsupported="warn"`
     (an explicit opt-in) sets TF's per-op escape hatches that the catalogue
     lists for this TF and device (switches whose role is silences_errors), so
     those ops run nondeterministically instead of raising, and tfdet warns by
     name when they are used.
     """
+    with _lock:
+        current = _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel=3)
+        _state["explicit"] = True
+        return current
+
+
+def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel):
+    """Patch unless patched (under _lock); the caller records who holds it.
+    stacklevel: where the user's line is, seen from a warning issued here."""
     if strict and on_unsupported != "raise":
         raise ValueError("strict=True and on_unsupported=%r contradict each other" % on_unsupported)
-    with _lock:
-        if _state["applied"] is not None:
-            applied = _state["applied"]
-            if seed is not None and seed != applied.seed:
-                applied.seeded = _seed(_tf(), seed)
-                applied.seed = seed
-            return status()
-        from ..catalog import default_catalogue
-
-        catalogue = catalogue or default_catalogue()
-        environ = os.environ if environ is None else environ
-        tf = _tf()
-        device = detect_device(tf)
-        plan = plan_patch(catalogue, tf.__version__, device, registry.names(), seeded=seed is not None,
-                          on_unsupported=on_unsupported)
-        applied = Applied(plan, seed, strict)
-        if not plan.supported:
-            applied.warnings.append(plan.note)
-            warnings.warn("tfdet.patch(): " + plan.note, TfdetWarning, stacklevel=2)
-            _state["applied"] = applied
-            return status()
-        if plan.note:
-            applied.warnings.append(plan.note)
-        watchable = watch.callbacks_supported(tf.__version__)
-        if not watchable and plan.remaining:
-            message = _summary_of_remaining(plan)
-            if strict:
-                raise TfdetError(message)
-            applied.warnings.append(message)
-        late = _context_started()
-        try:
-            _apply(tf, catalogue, plan, applied, environ, late)
-            if watchable:
-                applied.watcher = watch.Watcher(plan, functools.partial(_on_use, strict))
-                watch.add(applied.watcher)
-        except Exception:
-            _undo(applied, environ)
-            raise
+    if _state["applied"] is not None:
+        applied = _state["applied"]
+        if seed is not None and seed != applied.seed:
+            applied.seeded = _seed(_tf(), seed)
+            applied.seed = seed
+        return status()
+    catalogue = _catalogue(catalogue)
+    environ = os.environ if environ is None else environ
+    tf = _tf()
+    device = detect_device(tf)
+    plan = plan_patch(catalogue, tf.__version__, device, registry.names(), seeded=seed is not None,
+                      on_unsupported=on_unsupported)
+    applied = Applied(plan, seed, strict, environ)
+    if not plan.supported:  # nothing is changed: status().patched stays False
+        applied.warnings.append(plan.note)
         _state["applied"] = applied
-        current = status()
-        if not quiet:
-            sys.stderr.write(current.summary_line() + "\n")
-            for text in applied.warnings:
-                warnings.warn("tfdet.patch(): " + text, TfdetWarning, stacklevel=2)
-        if plan.silenced:  # never silently, not even with quiet=True
-            warnings.warn("tfdet.patch(on_unsupported='warn'): set %s: the ops TF would refuse under determinism "
-                          "run nondeterministically instead; each warns by name when used" % ", ".join(
-                              "%s=%s" % (s.name, s.value) for s in plan.silenced), TfdetWarning, stacklevel=2)
-        return current
+        _warn(applied.warnings, stacklevel)
+        return status()
+    if plan.note:
+        applied.warnings.append(plan.note)
+    watchable = watch.callbacks_supported(tf.__version__)
+    if not watchable and plan.remaining:
+        message = _summary_of_remaining(plan)
+        if strict:
+            raise TfdetError(message)
+        applied.warnings.append(message)
+    late = _context_started()
+    try:
+        _apply(tf, plan, applied, environ, late)
+        if watchable:
+            applied.watcher = watch.Watcher(plan, functools.partial(_on_use, strict))
+            watch.add(applied.watcher)
+    except Exception:
+        _undo(applied)
+        raise
+    _state["applied"] = applied
+    current = status()
+    if not quiet:
+        sys.stderr.write(current.summary_line() + "\n")
+    _warn(applied.warnings, stacklevel)
+    if plan.silenced:  # never silently, not even with quiet=True
+        warnings.warn("tfdet.patch(on_unsupported='warn'): set %s: the ops TF would refuse under determinism "
+                      "run nondeterministically instead; each warns by name when used" % ", ".join(
+                          "%s=%s" % (s.name, s.value) for s in plan.silenced), TfdetWarning, stacklevel=stacklevel)
+    return current
+
+
+def _warn(texts, stacklevel):
+    for text in texts:
+        warnings.warn("tfdet.patch(): " + text, TfdetWarning, stacklevel=stacklevel + 1)
+
+
+def _catalogue(catalogue):
+    """The Catalogue to plan from: given, loaded from a user's path, or the
+    shipped one. A broken one is a TfdetError whose message names file:line."""
+    from ..catalog import CatalogError, default_catalogue, load_user_catalogue
+
+    if catalogue is not None and not isinstance(catalogue, (str, os.PathLike)):
+        return catalogue
+    try:
+        return default_catalogue() if catalogue is None else load_user_catalogue(catalogue)
+    except CatalogError as exc:
+        problems = [str(p) for p in exc.problems]
+        error = TfdetError("invalid catalogue (%d problem%s): %s" % (
+            len(problems), "" if len(problems) == 1 else "s", "; ".join(problems)))
+    except Exception as exc:  # the shipped files unreadable (a YAML error, a broken install)
+        error = TfdetError("invalid catalogue: %s" % _one_line(exc))
+    error.__suppress_context__ = True
+    raise error
+
+
+def _one_line(exc):
+    """file:line: problem, from a YAML error's mark where it has one."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return "%s:%d: %s" % (mark.name, mark.line + 1, getattr(exc, "problem", None) or type(exc).__name__)
+    return " ".join(("%s: %s" % (type(exc).__name__, exc)).split())
 
 
 def _summary_of_remaining(plan):
@@ -204,7 +268,7 @@ def _bind_later_imports(applied, module):
                 applied.seeded.append(package)
 
 
-def _apply(tf, catalogue, plan, applied, environ, late):
+def _apply(tf, plan, applied, environ, late):
     applied.determinism_was_on = op_determinism_enabled(environ)  # before the env var below can change the answer
     for name, value in plan.env.items():
         applied.env_before[name] = environ.get(name)
@@ -240,7 +304,9 @@ def _apply(tf, catalogue, plan, applied, environ, late):
         applied.hook = PostImportHook(_KERAS_PACKAGES, functools.partial(_bind_later_imports, applied)).install()
 
 
-def _undo(applied, environ):
+def _undo(applied):
+    """Restore everything one Applied record changed, in the mapping it changed."""
+    environ = applied.environ
     if applied.watcher is not None:
         watch.remove(applied.watcher)
     if applied.hook is not None:
@@ -265,28 +331,48 @@ def _undo(applied, environ):
             pass
 
 
-def unpatch(environ=None):
+def unpatch():
     """Undo patch(): restore every rebound function, gradient and environment
-    variable, and turn op determinism back off if patch() turned it on.
-    Seeds cannot be un-set. Returns the status after undoing."""
+    variable (in the mapping patch() wrote them to), and turn op determinism
+    back off if patch() turned it on. Seeds cannot be un-set. Returns the
+    status after undoing.
+
+    Functions are restored for calls and tracing from now on: a tf.function
+    traced while patched keeps the replacements in its graph until it is
+    traced again (TF caches the graph), and one traced with op determinism on
+    keeps that too.
+
+    unpatch() undoes the patch whoever asked for it: called while
+    tfdet.deterministic() blocks are open (in any thread) it warns, undoes
+    everything now, and those blocks' exits then do nothing.
+    """
     with _lock:
-        applied = _state["applied"]
-        if applied is not None:
-            _undo(applied, os.environ if environ is None else environ)
-            _state["applied"] = None
+        blocks = _state["blocks"]
+        if blocks and _state["applied"] is not None:
+            warnings.warn("tfdet.unpatch() while %d tfdet.deterministic() block%s open: undone now; the rest of "
+                          "%s runs unpatched" % (blocks, " is" if blocks == 1 else "s are", "it" if blocks == 1
+                                                 else "them"), TfdetWarning, stacklevel=2)
+        _release_all()
         return status()
+
+
+def _release_all():
+    applied = _state["applied"]
+    _state.update(applied=None, explicit=False, blocks=0)
+    if applied is not None:
+        _undo(applied)
 
 
 def status():
     """What tfdet.patch() has done in this process, and what remains. Printing
-    it gives a readable summary."""
+    it gives a readable summary. `patched` is True only if something was changed."""
     with _lock:
         applied = _state["applied"]
         if applied is None:
             return Status(patched=False)
         plan = applied.plan
         return Status(
-            patched=True, tf_version=plan.tf_version, device=plan.device, supported=plan.supported,
+            patched=applied.changed, tf_version=plan.tf_version, device=plan.device, supported=plan.supported,
             env=dict(plan.env), api_switches=list(applied.api_switches_on), seed=applied.seed,
             seeded=list(applied.seeded), replacements=dict(plan.replacements),
             replaced_places=dict(applied.replaced), replaced_apis=dict(applied.replaced_apis),
@@ -309,13 +395,27 @@ def _watching(applied):
 
 
 @contextlib.contextmanager
-def deterministic(seed=None, strict=False, quiet=False):
-    """Patch for the duration of a with-block (no-op if already patched)."""
+def deterministic(seed=None, strict=False, quiet=False, catalogue=None, environ=None, on_unsupported="raise"):
+    """Patch for the duration of a with-block; yields status().
+
+    Blocks nest and may run in several threads at once: the patch is applied
+    by the first holder and undone when the last block exits, unless patch()
+    was called meanwhile (inside a block or in another thread): then it stays
+    until unpatch(). Leaving a block never undoes a patch someone else asked
+    for. An explicit unpatch() while blocks are open undoes everything (with a
+    warning) and their exits do nothing. Options are those of patch(); they
+    take effect only where this block is the one that patches (a new seed
+    reseeds). What tf.functions traced inside keep afterwards: see unpatch().
+    """
     with _lock:
-        owner = _state["applied"] is None
-        current = patch(seed=seed, strict=strict, quiet=quiet)
+        current = _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel=4)
+        held = _state["applied"]
+        _state["blocks"] += 1
     try:
         yield current
     finally:
-        if owner:
-            unpatch()
+        with _lock:
+            if held is not None and _state["applied"] is held:  # else unpatch() already undid it
+                _state["blocks"] -= 1
+                if not _state["blocks"] and not _state["explicit"]:
+                    _release_all()

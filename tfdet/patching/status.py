@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Tuple
 
 @dataclass
 class Status:
-    patched: bool
+    patched: bool  # True only if patch() changed something
     tf_version: Optional[str] = None
     device: Optional[str] = None
     supported: bool = True
@@ -58,11 +58,13 @@ class Status:
             self.patched, len(self.replacements), len(self.remaining))
 
     def __str__(self):
-        if not self.patched:
+        if self.tf_version is None:
             return "tfdet: not patched (call tfdet.patch() right after importing TensorFlow)"
-        lines = ["tfdet.patch() on TF %s, %s" % (self.tf_version, self.device)]
         if not self.supported:
-            lines.append("  unsupported TF version: nothing was changed")
+            return "\n".join(["tfdet: not patched: unsupported TF version %s, nothing was changed" % self.tf_version]
+                             + ["  warning: " + text for text in self.warnings])
+        lines = ["tfdet.patch() on TF %s, %s%s" % (self.tf_version, self.device,
+                                                   "" if self.patched else ": nothing was changed")]
         switches = ["%s=%s" % kv for kv in sorted(self.env.items())] + ["%s()" % s for s in self.api_switches]
         lines.append("  switches on:   %s" % (", ".join(switches) or "none"))
         if self.silenced:
