@@ -382,3 +382,22 @@ def test_a_broken_shipped_catalogue_is_the_same_clean_error(tmp_path, monkeypatc
         tfdet.patch()
     message = str(raised.value)
     assert message.startswith("invalid catalogue: ") and "image.yaml:" in message and "\n" not in message
+
+
+def test_a_function_traced_while_patched_keeps_the_replacement_after_unpatch():
+    """As patch() and unpatch() document: TF caches the traced graph."""
+    result = run_python("""
+        ids = tf.constant([1, 2, 2, 5])
+        weights = tf.constant([1.0, 2.0, 3.0, 4.0])
+        def op_types(fn):
+            return sorted({op.type for op in fn.get_concrete_function().graph.get_operations()})
+        tfdet.patch(quiet=True)
+        traced_while_patched = tf.function(lambda: tf.math.bincount(ids, weights=weights))
+        during = op_types(traced_while_patched)
+        tfdet.unpatch()
+        report(during=during, after=op_types(traced_while_patched),
+               fresh=op_types(tf.function(lambda: tf.math.bincount(ids, weights=weights))))
+    """)
+    stock_ops = {"Bincount", "DenseBincount"}
+    assert stock_ops & set(result["fresh"])  # traced after unpatch(): the stock kernel
+    assert not stock_ops & set(result["during"]) and result["after"] == result["during"]

@@ -1,5 +1,6 @@
-"""tfdet.patch(), unpatch(), status() and deterministic(): the one place that
-changes TensorFlow's state, and records every change so it can be undone."""
+"""tfdet.patch(), unpatch(), status() and deterministic(): who holds the patch
+(explicit patch() calls, nested and concurrent with-blocks) and when it is
+undone. The changes themselves are made and undone by tfdet.patching.apply."""
 
 import contextlib
 import functools
@@ -8,14 +9,11 @@ import sys
 import threading
 import warnings
 
-from ..tfinfo import detect_device, op_determinism_enabled, resolve_api
+from ..tfinfo import detect_device
+from . import apply as apply_
 from . import bindings, registry, watch
-from .import_hook import PostImportHook
 from .plan import plan_patch
 from .status import Status
-
-# Keras packages patch() rebinds and seeds; if not yet imported, on first import.
-_KERAS_PACKAGES = ("keras", "tf_keras")
 
 
 class TfdetWarning(UserWarning):
@@ -23,7 +21,8 @@ class TfdetWarning(UserWarning):
 
 
 class TfdetError(RuntimeError):
-    """Raised under patch(strict=True) where the program uses a catalogued op the patch does not cover."""
+    """Raised under patch(strict=True) where the program uses a catalogued op the patch does not cover,
+    and by patch() for a catalogue it cannot read (the message names each problem by file:line)."""
 
 
 TfdetWarning.__module__ = TfdetError.__module__ = "tfdet"  # their public home, as tracebacks show it
@@ -37,72 +36,10 @@ _lock = threading.RLock()
 _state = {"applied": None, "explicit": False, "blocks": 0}
 
 
-class Applied(object):
-    def __init__(self, plan, seed, strict=False, environ=None):
-        self.plan = plan
-        self.environ = environ  # the mapping patch() changed; unpatch() restores that one
-        self.seed = seed
-        self.strict = strict
-        self.seeded = []
-        self.replaced_apis = {}  # public name (or gradient) -> bindings changed
-        self.watcher = None  # the op callback, while installed
-        self.hook = None  # the post-import hook for Keras, while installed
-        self.env_before = {}  # name -> previous value or None
-        self.api_switches_on = []  # switch ids turned on here
-        self.determinism_was_on = None
-        self.changes = []  # Rebinding / GradientOverride
-        self.replaced = {}  # patch name -> number of places changed
-        self.stock_before = None  # what the primitive was told before patch()
-        self.warnings = []
-
-    @property
-    def changed(self):
-        """Whether patch() changed anything at all (status().patched)."""
-        return bool(self.env_before or self.api_switches_on or self.changes or self.seeded or self.watcher
-                    or self.hook or self.stock_before is not None)
-
-
 def _tf():
     import tensorflow as tf
 
     return tf
-
-
-def _context_started():
-    """True once TF has run an op in this process (eager context initialised):
-    from then on TF may have cached its determinism setting."""
-    try:
-        from tensorflow.python.eager import context
-
-        return bool(context.context()._initialized)
-    except Exception:
-        return False
-
-
-def _seed(tf, seed):
-    """Seed Python, NumPy, TensorFlow and Keras; say what was seeded."""
-    import random
-
-    import numpy as np
-
-    seeded = ["random", "numpy"]
-    random.seed(seed)
-    np.random.seed(seed)
-    if hasattr(tf.random, "set_seed"):
-        tf.random.set_seed(seed)
-    else:
-        tf.compat.v1.set_random_seed(seed)
-    seeded.append("tensorflow")
-    for package in _KERAS_PACKAGES:  # only those already imported: importing Keras costs ~0.3 s
-        setter = getattr(getattr(sys.modules.get(package), "utils", None), "set_random_seed", None)
-        if setter is not None:
-            setter(seed)
-            seeded.append(package)
-    generator = getattr(tf.random, "Generator", None)
-    if generator is not None and hasattr(tf.random, "set_global_generator"):
-        tf.random.set_global_generator(generator.from_seed(seed))
-        seeded.append("tf.random global generator")
-    return seeded
 
 
 def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on_unsupported="raise"):
@@ -161,7 +98,7 @@ def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel
     if _state["applied"] is not None:
         applied = _state["applied"]
         if seed is not None and seed != applied.seed:
-            applied.seeded = _seed(_tf(), seed)
+            applied.seeded = apply_.seed_all(_tf(), seed)
             applied.seed = seed
         return status()
     catalogue = _catalogue(catalogue)
@@ -170,7 +107,7 @@ def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel
     device = detect_device(tf)
     plan = plan_patch(catalogue, tf.__version__, device, registry.names(), seeded=seed is not None,
                       on_unsupported=on_unsupported)
-    applied = Applied(plan, seed, strict, environ)
+    applied = apply_.Applied(plan, seed, strict, environ)
     if not plan.supported:  # nothing is changed: status().patched stays False
         applied.warnings.append(plan.note)
         _state["applied"] = applied
@@ -184,14 +121,14 @@ def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel
         if strict:
             raise TfdetError(message)
         applied.warnings.append(message)
-    late = _context_started()
+    late = apply_.context_started()
     try:
-        _apply(tf, plan, applied, environ, late)
+        apply_.apply(tf, plan, applied, environ, late, functools.partial(_bind_later_imports, applied))
         if watchable:
             applied.watcher = watch.Watcher(plan, functools.partial(_on_use, strict))
             watch.add(applied.watcher)
     except Exception:
-        _undo(applied)
+        apply_.undo(applied)
         raise
     _state["applied"] = applied
     current = status()
@@ -268,69 +205,6 @@ def _bind_later_imports(applied, module):
                 applied.seeded.append(package)
 
 
-def _apply(tf, plan, applied, environ, late):
-    applied.determinism_was_on = op_determinism_enabled(environ)  # before the env var below can change the answer
-    for name, value in plan.env.items():
-        applied.env_before[name] = environ.get(name)
-        environ[name] = value
-    if late and plan.env and not plan.api_switches:
-        applied.warnings.append(
-            "called after TensorFlow ran its first op: TF may already have read %s as unset. "
-            "Call tfdet.patch() right after `import tensorflow`, before building any model or tensor."
-            % ", ".join(sorted(plan.env)))
-    for switch in plan.api_switches:
-        target = resolve_api(tf, switch.name)
-        if target is not None:
-            target()
-            applied.api_switches_on.append(switch.id)
-    if late and plan.api_switches:
-        applied.warnings.append(
-            "called after TensorFlow ran its first op: tf.functions and Keras models traced before this call "
-            "keep running without determinism; build them after tfdet.patch().")
-    from . import primitive
-
-    applied.stock_before = primitive.set_stock_deterministic(plan.stock_segments_deterministic)
-    for name in sorted(plan.replacements):
-        installer = bindings.INSTALLERS[name]
-        changes = installer(tf)
-        applied.changes.extend(changes)
-        applied.replaced[name] = len(changes)
-        label = getattr(installer, "label", name)
-        applied.replaced_apis[label] = applied.replaced_apis.get(label, 0) + len(changes)
-    applied.replaced_apis = {k: v for k, v in applied.replaced_apis.items() if v}
-    if applied.seed is not None:
-        applied.seeded = _seed(tf, applied.seed)
-    if any(p not in sys.modules for p in _KERAS_PACKAGES) and (plan.replacements or applied.seed is not None):
-        applied.hook = PostImportHook(_KERAS_PACKAGES, functools.partial(_bind_later_imports, applied)).install()
-
-
-def _undo(applied):
-    """Restore everything one Applied record changed, in the mapping it changed."""
-    environ = applied.environ
-    if applied.watcher is not None:
-        watch.remove(applied.watcher)
-    if applied.hook is not None:
-        applied.hook.remove()
-    bindings.undo(applied.changes)
-    applied.changes = []
-    if applied.stock_before is not None:
-        from . import primitive
-
-        primitive.set_stock_deterministic(applied.stock_before)
-    for name, value in applied.env_before.items():
-        if value is None:
-            environ.pop(name, None)
-        else:
-            environ[name] = value
-    if applied.api_switches_on and applied.determinism_was_on is False:
-        try:
-            from tensorflow.python.framework import config
-
-            config.disable_op_determinism()
-        except Exception:
-            pass
-
-
 def unpatch():
     """Undo patch(): restore every rebound function, gradient and environment
     variable (in the mapping patch() wrote them to), and turn op determinism
@@ -360,7 +234,7 @@ def _release_all():
     applied = _state["applied"]
     _state.update(applied=None, explicit=False, blocks=0)
     if applied is not None:
-        _undo(applied)
+        apply_.undo(applied)
 
 
 def status():
