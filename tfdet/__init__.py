@@ -9,6 +9,10 @@ From then on, the first use of a catalogued op the patch does not cover warns
 at the user's line (patch(strict=True) raises there instead). `tfdet status`
 shows the same plan from a shell, without patching.
 
+`with tfdet.deterministic(seed=0):` patches for a block; blocks nest and may
+run in several threads, and leaving one never undoes a patch that patch() or
+another block still holds. `tfdet.unpatch()` undoes everything.
+
 The public facade; everything here is re-exported from private modules, loaded
 on first use so that `import tfdet` stays cheap (the probe's worker imports
 it inside other interpreters).

@@ -280,9 +280,12 @@ def test_blocks_nest_and_never_undo_a_patch_someone_else_asked_for():
 
         # nested blocks: the inner exit keeps the patch, the outer exit undoes it
         with tfdet.deterministic(quiet=True):
-            with tfdet.deterministic(quiet=True):
-                pass
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with tfdet.deterministic(quiet=True, strict=True):
+                    pass
             seen["nested_inner_exit"] = replaced()
+            seen["stricter_inner_warned"] = any("already patched without strict" in str(w.message) for w in caught)
         seen["nested_outer_exit"] = replaced()
 
         # patch() inside a block outlives the block
@@ -337,7 +340,7 @@ def test_blocks_nest_and_never_undo_a_patch_someone_else_asked_for():
         seen["final"] = tf.math.bincount is stock and not tfdet.status().patched
         report(**seen)
     """)
-    assert result == {"nested_inner_exit": True, "nested_outer_exit": False, "patch_inside_block": True,
+    assert result == {"nested_inner_exit": True, "stricter_inner_warned": True, "nested_outer_exit": False, "patch_inside_block": True,
                       "other_thread_patch_kept": True, "unpatched": True, "one_of_two_blocks_left": True,
                       "both_blocks_left": True, "unpatch_in_block": True, "unpatch_warned": True,
                       "repatch_kept": True, "final": True}

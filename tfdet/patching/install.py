@@ -75,8 +75,9 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
     is built; retrace it, or build a new one, to change that).
 
     While patched, a second patch() changes nothing but the seed (a new
-    seed= reseeds); it also makes the patch outlive any open
-    tfdet.deterministic() block, until unpatch().
+    seed= reseeds; strict=True on a patch made without it warns); it also
+    makes the patch outlive any open tfdet.deterministic() block, until
+    unpatch().
 
     TensorFlow's own determinism errors are kept. `on_unsupported="warn"`
     (an explicit opt-in) sets TF's per-op escape hatches that the catalogue
@@ -97,6 +98,9 @@ def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel
         raise ValueError("strict=True and on_unsupported=%r contradict each other" % on_unsupported)
     if _state["applied"] is not None:
         applied = _state["applied"]
+        if strict and not applied.strict:  # the watcher is already built: say so rather than ignore it
+            warnings.warn("tfdet.patch(strict=True): already patched without strict; unpatch() first to patch "
+                          "strictly", TfdetWarning, stacklevel=stacklevel)
         if seed is not None and seed != applied.seed:
             applied.seeded = apply_.seed_all(_tf(), seed)
             applied.seed = seed
