@@ -20,19 +20,11 @@ import tensorflow as tf
 
 from tfdet.patching import primitive, registry
 from tfdet.patching import replacements as R
+from tfdet.tfinfo import op_determinism_enabled
 
 
 import patch_cases as C  # noqa: E402
 TF_VERSION = "%d.%d" % C.tf_version()
-
-
-def _determinism_on():
-    try:
-        from tensorflow.python.framework import config
-
-        return bool(config.is_op_determinism_enabled())
-    except (ImportError, AttributeError):
-        return False
 
 
 # --------------------------------------------------------------------------- (a) matches stock
@@ -40,7 +32,7 @@ def _determinism_on():
 
 def test_stock_runs_without_op_determinism():
     """The comparisons below are against the stock ops as users run them by default."""
-    assert not _determinism_on()
+    assert not op_determinism_enabled()
     assert os.environ.get("TF_DETERMINISTIC_OPS", "") in ("", "0", "false")
 
 
