@@ -2,6 +2,7 @@
 environment description (GPU paths through fakes)."""
 
 import json
+import os
 import types
 
 import numpy as np
@@ -362,3 +363,118 @@ def test_progress_plain_lines_rich_on_a_terminal_and_nothing_when_quiet():
     quiet.finished(planned, records)
     quiet.close()
     assert stream.getvalue() == ""
+
+
+# -- one writer per results file; resume compares what records mean --------------
+
+def _header(**changes):
+    header = {"record": "header", "schema_version": 1, "modes": ["baseline"], "modes_asked": ["baseline"],
+              "size": 1.0, "seed": 0, "repeats": 5, "max_repeats": 100, "processes": 2, "execution": "function",
+              "threads": {"intra_op": 2, "inter_op": 2}, "onednn": "default", "tfdet_version": "0.1.0",
+              "catalogue_digest": "sha256:abc", "planned": [["a", "forward"]], "skipped": [],
+              "environment": {"baseline": {"tf_version": "2.21.0", "python": "3.11.7"}}}
+    header.update(changes)
+    return header
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_file(tmp_path):
+    from tfdet.probe.results import ResultsInUse
+
+    path = str(tmp_path / "r.jsonl")
+    first = ResultsWriter(path, _header())
+    with pytest.raises(ResultsInUse, match="exists: add --resume"):
+        ResultsWriter(path, _header())
+    for how in ({"resume": True}, {"overwrite": True}):
+        with pytest.raises(ResultsInUse, match="in use: another tfdet probe is writing it"):
+            ResultsWriter(path, _header(), **how)
+    first.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "x"}])
+    first.close()
+    assert [r["case"] for r in read_results(path)[1]] == ["a"]  # nothing the refused writers did reached it
+    second = ResultsWriter(path, _header(), resume=True)  # free again once the first is done
+    assert second.done == {("a", "forward", "baseline")}
+    second.close()
+
+
+def test_overwrite_renames_a_new_file_over_the_old_one(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("precious\n")
+    with open(path) as reader:  # someone reading the old file keeps reading all of it
+        writer = ResultsWriter(str(path), _header(), overwrite=True)
+        writer.close()
+        assert reader.read() == "precious\n"
+    assert read_results(str(path))[0]["size"] == 1.0
+    assert [p.name for p in tmp_path.iterdir()] == ["r.jsonl"]  # no temp file left behind
+
+
+def test_a_claimed_file_never_started_is_not_left_empty(tmp_path):
+    path = tmp_path / "r.jsonl"
+    ResultsWriter(str(path)).close()
+    assert not path.exists()
+
+
+def test_a_directory_where_the_file_should_be_is_a_write_error(tmp_path):
+    from tfdet.probe.results import ResultsWriteError
+
+    (tmp_path / "r.jsonl").mkdir()
+    for how in ({}, {"resume": True}, {"overwrite": True}):
+        with pytest.raises(ResultsWriteError, match="r.jsonl: cannot create: Is a directory"):
+            ResultsWriter(str(tmp_path / "r.jsonl"), _header(), **how)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ResultsWriteError, match="cannot create: Not a directory"):
+        ResultsWriter(str(tmp_path / "file" / "r.jsonl"), _header())
+
+
+def test_resume_names_every_parameter_that_differs(tmp_path):
+    from tfdet.probe.results import ResultsMismatch
+
+    path = str(tmp_path / "r.jsonl")
+    ResultsWriter(path, _header()).close()
+    changed = _header(size=10.0, seed=3, modes_asked=["baseline", "env"], threads={"intra_op": 1, "inter_op": 1},
+                      environment={"baseline": {"tf_version": "2.20.0", "python": "3.11.7"}})
+    with pytest.raises(ResultsMismatch) as caught:
+        ResultsWriter(path, changed, resume=True)
+    message = str(caught.value)
+    for part in ("tf_version is 2.21.0 in the file, 2.20.0 here",
+                 "size is 1.0 in the file, 10.0 here", "seed is 0 in the file, 3 here",
+                 "modes is baseline in the file, baseline,env here", "intra_op_threads is 2 in the file, 1 here"):
+        assert part in message
+    assert "repeats" not in message and "\n" not in message
+    ResultsWriter(path, _header(), resume=True).close()  # the same parameters resume
+
+
+def test_resume_of_an_older_file_takes_what_it_does_not_record_as_unknown(tmp_path):
+    from tfdet.probe.results import resume_mismatches, unrecorded_parameters
+
+    old = _header()
+    for key in ("catalogue_digest", "max_repeats", "onednn", "modes_asked"):
+        old.pop(key)
+    old["unavailable_modes"] = {"api": "needs TF 2.8"}
+    assert resume_mismatches(old, _header(modes_asked=["baseline", "api"])) == []
+    assert resume_mismatches(old, _header()) == [("modes", ["api", "baseline"], ["baseline"])]
+    assert unrecorded_parameters(old) == ["catalogue", "max_repeats", "onednn"]
+    # the environment's oneDNN setting stands in for the missing header field
+    old["environment"]["baseline"]["onednn"] = "0"
+    assert resume_mismatches(old, _header(onednn="on", modes_asked=["api", "baseline"])) == [("onednn", "off", "on")]
+
+
+def test_a_failed_write_leaves_the_file_at_its_last_complete_line(tmp_path):
+    import resource
+
+    from tfdet.probe.results import ResultsWriteError
+
+    path = str(tmp_path / "r.jsonl")
+    writer = ResultsWriter(path, _header())
+    writer.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "x"}])
+    size = os.path.getsize(path)
+    big = {"record": "case", "case": "b", "pass": "forward", "mode": "baseline", "outcome": "x", "pad": "y" * 5000}
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 1000, hard))  # Python ignores SIGXFSZ: the write gets EFBIG
+    try:
+        with pytest.raises(ResultsWriteError, match="r.jsonl: cannot write: File too large"):
+            writer.write_case([big])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert os.path.getsize(path) == size  # the part of the record that fitted was taken back
+    writer.write_case([big])  # the cause is gone: writing goes on
+    writer.close()
+    assert [r["case"] for r in read_results(path)[1]] == ["a", "b"]

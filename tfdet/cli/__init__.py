@@ -5,6 +5,7 @@ import argparse
 import difflib
 import os
 import re
+import signal
 import sys
 import textwrap
 
@@ -23,6 +24,7 @@ Find, measure and fix nondeterminism in TensorFlow.
 
 Exit codes: 0 ok, 1 a requested gate failed, 2 usage error, 3 invalid input
 (bad catalogue, unknown op, bad results file), 4 environment problem,
+5 output could not be written (disk full, permission, read-only),
 130 interrupted, 141 the output pipe was closed (e.g. by head).
 """
 
@@ -122,11 +124,21 @@ def build_parser():
 def main(argv=None, out=None, err=None):
     out = out or sys.stdout
     err = err or sys.stderr
+    _ignore_file_size_signal()
     try:
         return _run(argv, out, err)
     except BrokenPipeError:  # e.g. `tfdet catalog list --json | head`: the reader has all it wants
         _quiet_stdout(out)
         return BROKEN_PIPE
+
+
+def _ignore_file_size_signal():
+    """A write past the file-size limit then fails with EFBIG, which the command
+    reports (exit 5), instead of SIGXFSZ killing the process with a core dump."""
+    try:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    except (AttributeError, ValueError):  # no such signal here, or not the main thread
+        pass
 
 
 def _run(argv, out, err):

@@ -8,6 +8,9 @@
                  that is not one, an unknown op id or name
 4  ENVIRONMENT   something outside the input is missing: no TensorFlow
                  where one is needed, an interpreter that does not run
+5  WRITE_FAILED  output could not be written: disk full, no permission, a
+                 read-only file system, a directory where a file should be
+                 (one line names the path and the cause)
 130 INTERRUPTED  stopped by Ctrl-C (128 + SIGINT); finished work is kept
 141 BROKEN_PIPE  the reader of the output went away (`tfdet ... | head`);
                  128 + SIGPIPE, what other Unix tools exit with there
@@ -18,6 +21,7 @@ FINDING = 1
 USAGE = 2
 INVALID_INPUT = 3
 ENVIRONMENT = 4
+WRITE_FAILED = 5
 INTERRUPTED = 130
 BROKEN_PIPE = 141
 

@@ -8,7 +8,7 @@ import shutil
 import sys
 
 from .. import catalog
-from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, USAGE, CommandError
+from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
 
 HELP = "measure which ops vary from run to run on this machine, and what determinism costs"
 
@@ -30,7 +30,14 @@ Results are written case by case, so an interrupted run keeps what it
 measured. Without --out each run writes a new file,
 tfdet-probe-YYYYMMDD-HHMMSS.jsonl, so the same command can be run again;
 --resume continues the newest such file here (or --out FILE); an existing
---out FILE is only replaced with --overwrite.
+--out FILE is only replaced with --overwrite. A results file has one writer:
+a second probe on the same file (new, --resume or --overwrite) stops at once
+with exit 2. --resume takes the file's parameters for every flag you leave
+out, and refuses (exit 2, naming each one) a flag given with a different value
+than the file's: --size, --seed, --repeats, --max-repeats, --processes,
+--execution, --threads, --onednn, --modes, --ops; and a file made with another
+TF, Python, tfdet or catalogue. What an older file does not record is
+assumed to match, with a note.
 
 Modes: by default every mode this TF has (api needs TF 2.8; a missing one is
 noted, not an error). A mode that was asked for with --modes and does not exist
@@ -51,7 +58,10 @@ exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
 3 invalid input (unknown op, unreadable results file); 4 environment: no
 TensorFlow in that interpreter, or a mode did not run (see above; results and
 report are still written; checked before the --fail-on-nondeterminism gate);
-130 interrupted (results kept).
+5 the results file (or scratch space, or report) could not be written: disk
+full, no permission, read-only, a directory in the way (one line names the
+path and the cause; the file ends at its last complete case, so --resume
+continues it once the cause is fixed); 130 interrupted (results kept).
 """ % {"processes": 2}
 
 
@@ -105,13 +115,13 @@ def add_parser(commands):
                             ", ".join(MODES)))
     parser.add_argument("--ops", type=_csv, metavar="NAME,...",
                         help="ops to probe: catalogue ids, API aliases or raw op names (default: all)")
-    parser.add_argument("--repeats", type=_positive_int, default=5, metavar="N", help="runs per process (default 5)")
-    parser.add_argument("--processes", type=_positive_int, default=2, metavar="N",
+    parser.add_argument("--repeats", type=_positive_int, default=None, metavar="N", help="runs per process (default 5)")
+    parser.add_argument("--processes", type=_positive_int, default=None, metavar="N",
                         help="processes per mode (default 2; variance across processes needs 2)")
-    parser.add_argument("--max-repeats", type=_positive_int, default=100, metavar="N",
+    parser.add_argument("--max-repeats", type=_positive_int, default=None, metavar="N",
                         help="runs per case and mode, at most, before an op the catalogue says varies here (or that "
                              "varied in another mode) is called deterministic (default 100)")
-    parser.add_argument("--size", type=_positive_float, default=1.0, metavar="X",
+    parser.add_argument("--size", type=_positive_float, default=None, metavar="X",
                         help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
     parser.add_argument("--rounds", type=_positive_int, default=5, metavar="N",
                         help="interleaved timing rounds per process (default 5)")
@@ -127,13 +137,13 @@ def add_parser(commands):
                         help="run the workers with this interpreter (another venv, another TF; needs numpy and TF)")
     parser.add_argument("--timeout", type=_positive_float, default=120.0, metavar="SECONDS",
                         help="per-case limit before a worker is killed and the case recorded as failed (default 120)")
-    parser.add_argument("--execution", choices=("function", "eager"), default="function",
+    parser.add_argument("--execution", choices=("function", "eager"), default=None,
                         help="run cases inside tf.function (default) or eagerly; results can differ bitwise")
     parser.add_argument("--threads", type=_positive_int, metavar="N",
                         help="intra- and inter-op threads (default: the number of cores)")
-    parser.add_argument("--onednn", choices=("on", "off", "default"), default="default",
+    parser.add_argument("--onednn", choices=("on", "off", "default"), default=None,
                         help="pin TF_ENABLE_ONEDNN_OPTS (default: leave TF's default, and record it)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the case inputs (default 0)")
     parser.add_argument("--fail-on-nondeterminism", metavar="MODE",
                         help="exit 1 if any case varies under MODE (for CI gates)")
     parser.add_argument("--allow-missing-modes", action="store_true",
@@ -142,28 +152,89 @@ def add_parser(commands):
     parser.set_defaults(run=run)
 
 
+# Built-in values of the flags --resume can take from the file instead.
+DEFAULTS = {"repeats": 5, "processes": 2, "max_repeats": 100, "size": 1.0, "seed": 0, "execution": "function",
+            "threads": None, "onednn": "default"}
+
+
+def _catalogue():
+    try:
+        return catalog.default_catalogue()
+    except catalog.CatalogError as exc:  # the same message and code as tfdet catalog list
+        raise CommandError(str(exc), INVALID_INPUT) from None
+
+
+def _claim(args):
+    """Claim the results file before anything slow starts, so a second writer fails at once."""
+    from ..probe.results import ResultsInUse, ResultsWriteError, ResultsWriter
+
+    try:
+        return ResultsWriter(args.out, resume=args.resume, overwrite=args.overwrite)
+    except ResultsInUse as exc:
+        raise CommandError(str(exc), USAGE) from None
+    except ResultsWriteError as exc:
+        raise CommandError(str(exc), WRITE_FAILED) from None
+
+
+def _given(args, digest):
+    """What this run's flags say, in the results file's terms; None where a flag was left out."""
+    from .. import __version__
+
+    return {"tfdet_version": __version__, "catalogue": digest, "size": args.size, "seed": args.seed,
+             "repeats": args.repeats, "max_repeats": args.max_repeats, "processes": args.processes,
+             "execution": args.execution, "intra_op_threads": args.threads, "inter_op_threads": args.threads,
+             "onednn": args.onednn, "modes": sorted(args.modes) if args.modes else None,
+             "ops": sorted(args.ops) if args.ops else None}
+
+
+def _resume_defaults(args, digest):
+    """--resume: refuse a flag given with another value than the file's; take
+    the file's value for every flag left out. Returns notes for the user."""
+    from ..probe.results import (ResultsError, case_ids, mismatch_message, modes_asked, read_results,
+                                 resume_parameters)
+
+    if os.path.getsize(args.out) == 0:
+        return []  # claimed but never started: nothing to compare with
+    try:
+        header, _ = read_results(args.out)
+    except ResultsError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    recorded = resume_parameters(header)
+    given = _given(args, digest)
+    mismatches = [(name, recorded[name], value) for name, value in given.items()
+                  if value is not None and recorded.get(name) is not None and recorded[name] != value]
+    if mismatches:
+        raise CommandError(mismatch_message(args.out, mismatches), USAGE)
+    for name in ("size", "seed", "repeats", "max_repeats", "processes", "execution", "onednn"):
+        if getattr(args, name) is None and recorded[name] is not None:
+            setattr(args, name, recorded[name])
+    if args.threads is None and recorded["intra_op_threads"] is not None:
+        args.threads = recorded["intra_op_threads"]
+        args.inter_threads = recorded["inter_op_threads"]
+    if args.modes is None and recorded["modes"] is not None:
+        args.modes = modes_asked(header)
+        args.modes_requested = header.get("modes_requested", "--modes" in (header.get("argv") or []))
+    if args.ops is None and recorded["ops"] is not None:
+        args.ops = case_ids(header)
+    unknown = [name for name, value in recorded.items() if value is None and name in given]
+    if unknown:
+        return ["%s does not record %s (an older tfdet wrote it); resuming as if they match" % (
+            args.out, ", ".join(unknown))]
+    return []
+
+
 def run(args, out):
     from ..probe.modes import MODES
-    from ..probe.progress import Progress
-    from ..probe.results import ResultsError, read_results
-    from ..probe.runner import ProbeConfig, ProbeError, patch_available, run_probe
-    from ..probe.summary import mode_problems, summarise, varied_under
 
-    modes = args.modes or [m for m in MODES if m != "patched" or patch_available()]
-    args.out = _results_path(args)
-    bad = [m for m in modes if m not in MODES]
-    if bad:
-        raise CommandError("unknown mode %s; choose from %s" % (", ".join(bad), ", ".join(MODES)), USAGE)
-    if args.fail_on_nondeterminism and args.fail_on_nondeterminism not in modes:
-        raise CommandError("--fail-on-nondeterminism %s: that mode is not being run (modes: %s)" % (
-            args.fail_on_nondeterminism, ", ".join(modes)), USAGE)
-    if os.path.exists(args.out) and not (args.resume or args.overwrite):
-        raise CommandError("%s exists: add --resume to continue it or --overwrite to replace it" % args.out, USAGE)
+    if args.modes:
+        bad = [m for m in args.modes if m not in MODES]
+        if bad:
+            raise CommandError("unknown mode %s; choose from %s" % (", ".join(bad), ", ".join(MODES)), USAGE)
+    catalogue = _catalogue()
     if args.ops:
         from ..probe.cases import CASES
         from ..probe.plan import resolve_ops
 
-        catalogue = catalog.default_catalogue()
         fixtures = {i for i, c in CASES.items() if c.fixture}
         args.ops, unknown = resolve_ops(catalogue, args.ops, fixtures)
         if unknown:
@@ -174,14 +245,45 @@ def run(args, out):
                                INVALID_INPUT)
     if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise CommandError("--python %s: no such executable" % args.python, USAGE)
+    if args.fail_on_nondeterminism and args.modes and args.fail_on_nondeterminism not in args.modes:
+        raise CommandError("--fail-on-nondeterminism %s: that mode is not being run (modes: %s)" % (
+            args.fail_on_nondeterminism, ", ".join(args.modes)), USAGE)
+    args.out = _results_path(args)
+    writer = _claim(args)
+    try:
+        return _run_claimed(args, out, catalogue, writer)
+    finally:
+        writer.close()
+
+
+def _run_claimed(args, out, catalogue, writer):
+    from ..probe.modes import MODES
+    from ..probe.progress import Progress
+    from ..probe.results import (ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError, describe_os_error,
+                                 read_results)
+    from ..probe.runner import ProbeConfig, ProbeError, catalogue_digest, patch_available, run_probe
+    from ..probe.summary import mode_problems, summarise, varied_under
+
+    args.inter_threads = args.threads
+    args.modes_requested = bool(args.modes)
+    notes = _resume_defaults(args, catalogue_digest()) if args.resume else []
+    for name, value in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    modes = args.modes or [m for m in MODES if m != "patched" or patch_available()]
+    if args.fail_on_nondeterminism and args.fail_on_nondeterminism not in modes:
+        raise CommandError("--fail-on-nondeterminism %s: that mode is not being run (modes: %s)" % (
+            args.fail_on_nondeterminism, ", ".join(modes)), USAGE)
+    for note in notes:
+        args.err.write("tfdet probe: note: %s\n" % note)
 
     config = ProbeConfig(
-        catalog.default_catalogue(), args.out, python=args.python, modes=modes, processes=args.processes,
+        catalogue, args.out, python=args.python, modes=modes, processes=args.processes,
         repeats=args.repeats, size=args.size, rounds=args.rounds, seed=args.seed, execution=args.execution,
-        intra_threads=args.threads, inter_threads=args.threads,
+        intra_threads=args.threads, inter_threads=args.inter_threads,
         onednn=None if args.onednn == "default" else args.onednn == "on",
         timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:], max_repeats=args.max_repeats,
-        modes_requested=bool(args.modes))
+        modes_requested=args.modes_requested, results=writer)
     progress = Progress(quiet=args.quiet)
     interrupted = False
     try:
@@ -190,10 +292,20 @@ def run(args, out):
         interrupted = True
     except ProbeError as exc:
         raise CommandError(str(exc), ENVIRONMENT) from None
-    except (ResultsError, ValueError) as exc:
+    except (ResultsInUse, ResultsMismatch) as exc:
+        raise CommandError(str(exc), USAGE) from None
+    except ResultsWriteError as exc:
+        raise CommandError("%s (the file keeps every case finished before; continue with --resume once the cause "
+                           "is fixed)" % exc, WRITE_FAILED) from None
+    except ResultsError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    except OSError as exc:  # scratch space: the workers' arrays
+        raise CommandError(describe_os_error(exc, "scratch space"), WRITE_FAILED) from None
+    except ValueError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
     finally:
         progress.close()
+    writer.close()
     if not os.path.exists(args.out):
         return INTERRUPTED if interrupted else ENVIRONMENT
     header, records = read_results(args.out)
@@ -203,7 +315,10 @@ def run(args, out):
     if args.report:
         from . import report_cmd
 
-        report = report_cmd.render([args.out], args.report, catalog.default_catalogue())
+        try:
+            report = report_cmd.render([args.out], args.report, catalogue)
+        except OSError as exc:
+            raise CommandError(describe_os_error(exc, args.report), WRITE_FAILED) from None
         if not args.quiet:
             out.write(report_cmd.describe(report, args.report) + "\n")
     if interrupted:

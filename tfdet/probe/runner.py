@@ -2,16 +2,15 @@
 records written as each case finishes."""
 
 import datetime
+import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 from .. import __version__
 from . import cases as case_registry
-from . import measure, stats
+from . import measure, scratch, stats
 from .modes import classify_modes, expected_to_vary, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
 from .process import WorkerFailed, WorkerProcess, module_command
@@ -26,7 +25,8 @@ class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
-                 argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0):
+                 argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
+                 results=None):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -45,6 +45,10 @@ class ProbeConfig(object):
         self.ops = ops
         self.fixtures = tuple(fixtures)
         self.resume = resume
+        self.overwrite = overwrite
+        # A ResultsWriter that has already claimed `out` (the CLI claims it before
+        # anything slow starts, so a second writer fails at once); None: run_probe claims it.
+        self.results = results
         self.argv = argv or []
         # Runs per (case, pass, mode) at most before a case the catalogue (or
         # another mode) says varies is called deterministic; the first
@@ -70,6 +74,19 @@ def query_tf_version(python):
         raise ProbeError("no TensorFlow is installed for %s%s" % (
             python, (": " + done.stderr.strip().splitlines()[-1]) if done.stderr.strip() else ""))
     return version
+
+
+def catalogue_digest():
+    """sha256 of the shipped catalogue's files: records mean what that catalogue said."""
+    from ..catalog.load import shipped_catalogue_dir
+
+    digest = hashlib.sha256()
+    directory = shipped_catalogue_dir()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith((".yaml", ".yml", ".json")):
+            with open(os.path.join(directory, name), "rb") as handle:
+                digest.update(name.encode("utf-8") + b"\0" + handle.read() + b"\0")
+    return "sha256:" + digest.hexdigest()[:16]
 
 
 def patch_available():
@@ -164,8 +181,7 @@ class Probe(object):
         for workers in self.workers.values():
             for worker in workers:
                 worker.stop()
-        if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+        scratch.remove(self.scratch)
 
     # -- one case ----------------------------------------------------------
 
@@ -307,7 +323,8 @@ class Probe(object):
             self.progress.message("mode %s not applicable: %s" % (mode, reason))
         self.progress.message("starting %d TensorFlow %s processes (%s x %d)" % (
             len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes))
-        self.scratch = tempfile.mkdtemp(prefix="tfdet-probe-")
+        scratch.remove_stale()  # left by runs that were killed (SIGKILL gives no chance to clean up)
+        self.scratch = scratch.create()
         environments = self._start(self.setups)
         first = environments[self.active_modes[0]]
         switches = mode_switch_ids(config.catalogue, self.setups, first["tf_version"], first["device"])
@@ -329,11 +346,15 @@ class Probe(object):
             "size": config.size, "rounds": config.rounds,
             "seed": config.seed, "execution": config.execution, "timeout_s": config.timeout,
             "threads": {"intra_op": config.intra_threads, "inter_op": config.inter_threads},
+            "onednn": {None: "default", True: "on", False: "off"}[config.onednn],
+            "modes_asked": list(config.modes), "modes_requested": config.modes_requested,
+            "catalogue_digest": catalogue_digest(),
             "environment": environments,
             "planned": [list(p) for p in planned], "skipped": [list(s) for s in skipped],
         }
-        writer = ResultsWriter(config.out, header, resume=config.resume)
+        writer = config.results or ResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:
+            writer.start(header)
             writer.write_case([measure.skipped_record(s.case_id, s.reason) for s in skipped])
             todo = [p for p in planned if any((p.case_id, p.pass_name, m) not in writer.done for m in self.active_modes)]
             self.progress.start(len(todo), len(planned) - len(todo))
