@@ -162,6 +162,14 @@ def _catalogue():
         return catalog.default_catalogue()
     except catalog.CatalogError as exc:  # the same message and code as tfdet catalog list
         raise CommandError(str(exc), INVALID_INPUT) from None
+    except Exception:
+        # The shipped catalogue is built without checks (for speed); when that
+        # fails, the checking loader says which file and line and why.
+        try:
+            catalog.load_catalogue()
+        except catalog.CatalogError as exc:
+            raise CommandError(str(exc), INVALID_INPUT) from None
+        raise
 
 
 def _claim(args):
@@ -187,18 +195,17 @@ def _given(args, digest):
              "ops": sorted(args.ops) if args.ops else None}
 
 
-def _resume_defaults(args, digest):
+def _resume_defaults(args, digest, writer):
     """--resume: refuse a flag given with another value than the file's; take
     the file's value for every flag left out. Returns notes for the user."""
-    from ..probe.results import (ResultsError, case_ids, mismatch_message, modes_asked, read_results,
-                                 resume_parameters)
+    from ..probe.results import ResultsError, case_ids, mismatch_message, modes_asked, resume_parameters
 
-    if os.path.getsize(args.out) == 0:
-        return []  # claimed but never started: nothing to compare with
     try:
-        header, _ = read_results(args.out)
+        header = writer.existing_header()
     except ResultsError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
+    if header is None:
+        return []  # stopped before its header was written: nothing to compare with
     recorded = resume_parameters(header)
     given = _given(args, digest)
     mismatches = [(name, recorded[name], value) for name, value in given.items()
@@ -266,7 +273,7 @@ def _run_claimed(args, out, catalogue, writer):
 
     args.inter_threads = args.threads
     args.modes_requested = bool(args.modes)
-    notes = _resume_defaults(args, catalogue_digest()) if args.resume else []
+    notes = _resume_defaults(args, catalogue_digest(), writer) if args.resume else []
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)

@@ -281,11 +281,17 @@ class ResultsWriter(object):
 
     # -- writing -----------------------------------------------------------
 
+    def existing_header(self):
+        """The header of the file being resumed; None if it has no complete line
+        yet (a run stopped before its header was on disk: nothing to continue)."""
+        if not self.resume or self._last_line_end() == 0:
+            return None
+        return read_results(self.path)[0]
+
     def start(self, header):
         """Write the header of a new file, or (resume) check the file's header
         against this run's and continue after its last complete line."""
-        size = os.fstat(self.fd).st_size
-        if self.resume and size > 0:
+        if self.existing_header() is not None:
             old_header, records = read_results(self.path)
             mismatches = resume_mismatches(old_header, header)
             if mismatches:
@@ -295,15 +301,19 @@ class ResultsWriter(object):
             self._good = self._last_line_end()
             self._truncate(self._good)
         else:
-            self.header = header
             self._good = 0
             self._truncate(0)
             self._write([header])
+            self.header = header  # only now: close() removes a file whose header never reached it
 
     def _last_line_end(self):
-        with open(self.path, "rb") as handle:
-            data = handle.read()
-        return data.rfind(b"\n") + 1
+        data = b""
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        while True:
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return data.rfind(b"\n") + 1
+            data += chunk
 
     def _truncate(self, size):
         try:
