@@ -61,7 +61,8 @@ def test_help_teaches_the_modes():
     done = subprocess.run([sys.executable, "-m", "tfdet", "probe", "--help"], capture_output=True, text=True)
     assert done.returncode == OK
     for word in ("baseline", "TF_DETERMINISTIC_OPS", "enable_op_determinism", "--resume", "exit codes",
-                 "--max-repeats", "--allow-missing-modes", "did not run", "4 environment", "tfdet-probe-YYYYMMDD"):
+                 "--max-repeats", "--allow-missing-modes", "did not run", "4 environment", "tfdet-probe-YYYYMMDD",
+                 "5 the results file", "one writer"):
         assert word in done.stdout
 
 
@@ -105,3 +106,34 @@ def test_fail_on_nondeterminism_gate(tmp_path):
     steady = subprocess.run(base + ["--ops", "fixture-fixed-order-sum", "--out", str(tmp_path / "b.jsonl")],
                             capture_output=True, text=True, timeout=300)
     assert steady.returncode == OK, steady.stderr
+
+
+def test_resume_takes_the_files_parameters_and_refuses_different_ones(tmp_path):
+    import json
+
+    from tfdet.probe.results import read_results
+
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "r.jsonl"
+    probe = [sys.executable, "-m", "tfdet", "probe", "--quiet", "--out", str(out)]
+    first = subprocess.run(probe + ["--ops", "fixture-fixed-order-sum,fixture-random-order-sum", "--modes",
+                                    "baseline", "--processes", "1", "--repeats", "3", "--max-repeats", "3",
+                                    "--rounds", "1", "--seed", "7"], capture_output=True, text=True, timeout=300)
+    assert first.returncode == OK, first.stderr
+    refused = subprocess.run(probe + ["--resume", "--size", "10", "--seed", "8", "--repeats", "3"],
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode == USAGE
+    assert refused.stderr == ("tfdet: error: cannot resume %s: size is 1.0 in the file, 10.0 here; seed is 7 in the "
+                              "file, 8 here; resume with the file's values (leave those flags out) or start a new "
+                              "file\n" % out)
+    # An "interrupted" run of an older tfdet: only its header, which lacks the catalogue digest.
+    header = json.loads(out.read_text().splitlines()[0])
+    del header["catalogue_digest"]
+    out.write_text(json.dumps(header) + "\n")
+    resumed = subprocess.run(probe + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == OK, resumed.stderr
+    assert "note: %s does not record catalogue" % out in resumed.stderr
+    _, records = read_results(str(out))
+    # the file's ops, modes, processes and repeats, not the built-in defaults (all ops, every mode, 2 x 5)
+    assert sorted((r["case"], r["mode"], r["runs"]) for r in records) == [
+        ("fixture-fixed-order-sum", "baseline", 3), ("fixture-random-order-sum", "baseline", 3)]

@@ -1,0 +1,85 @@
+"""Write failures, real ones: a file-size limit (RLIMIT_FSIZE) that the
+results file hits at different points, a directory where the file should be.
+Each gives one line naming the path and the cause and exit 5; the file ends
+at a complete line; --resume completes it once the cause is gone."""
+
+import resource
+
+import pytest
+
+from faultkit import FAST_KEYS, assert_intact, assert_no_traceback, probe_argv, run, scratch_dirs
+from tfdet.cli.exitcodes import OK, WRITE_FAILED
+
+pytest.importorskip("tensorflow")
+
+
+def file_size_limit(limit):
+    def preexec():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return preexec
+
+
+def line_ends(tmp_path):
+    """Byte offsets where the lines of an undisturbed run's file end."""
+    code, _, err = run(probe_argv(tmp_path / "clean.jsonl"), tmp_path)
+    assert code == OK, err
+    data = (tmp_path / "clean.jsonl").read_bytes()
+    return [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+
+
+def fill_then_resume(tmp_path, limit):
+    out = tmp_path / ("limit-%d.jsonl" % limit)
+    code, _, err = run(probe_argv(out), tmp_path, preexec_fn=file_size_limit(limit))
+    assert_no_traceback(err)
+    assert code == WRITE_FAILED, err
+    assert err.count("\n") == 1 and err.startswith("tfdet: error: %s: cannot write: File too large" % out)
+    data = out.read_bytes() if out.exists() else b""
+    assert len(data) <= limit and (data == b"" or data.endswith(b"\n"))  # ends at a complete line
+    before = assert_intact(out)
+    code, _, err = run(probe_argv(out, "--resume"), tmp_path)
+    assert code == OK, err
+    assert set(assert_intact(out)) == FAST_KEYS
+    assert scratch_dirs(tmp_path) == []
+    return before
+
+
+def test_a_full_file_system_is_exit_5_and_resume_completes(tmp_path):
+    ends = line_ends(tmp_path)
+    # the header does not fit; the header fits and the second case does not
+    assert fill_then_resume(tmp_path, ends[0] // 2) == []
+    assert len(fill_then_resume(tmp_path, ends[1] + (ends[2] - ends[1]) // 2)) == 1
+
+
+@pytest.mark.slow
+def test_the_limit_at_every_line_of_a_run(tmp_path, capsys):
+    ends = line_ends(tmp_path)
+    faults = 0
+    for index in range(len(ends) - 1):  # the last line is the end record: a case can't be lost there
+        kept = fill_then_resume(tmp_path, ends[index] + 1)
+        assert len(kept) == index  # every case that fitted is kept
+        faults += 1
+    with capsys.disabled():
+        print("\nRLIMIT_FSIZE: %d faults injected, 0 finished cases lost" % faults)
+
+
+def test_a_directory_where_a_file_should_be(tmp_path):
+    (tmp_path / "r.jsonl").mkdir()
+    (tmp_path / "plain").write_text("")
+    for out, cause in ((tmp_path / "r.jsonl", "Is a directory"), (tmp_path / "plain" / "r.jsonl", "Not a directory")):
+        code, _, err = run(probe_argv(out), tmp_path)
+        assert code == WRITE_FAILED, err
+        assert err.count("\n") == 1 and "cannot create: %s" % cause in err
+        assert_no_traceback(err)
+
+
+def test_a_report_that_cannot_be_written_fails_as_tfdet_report_does(tmp_path):
+    import sys
+
+    (tmp_path / "report.html").mkdir()
+    code, _, err = run(probe_argv(tmp_path / "r.jsonl", "--report", str(tmp_path / "report.html")), tmp_path)
+    assert_no_traceback(err)
+    assert err.count("\n") == 1 and "report.html: Is a directory" in err
+    assert set(assert_intact(tmp_path / "r.jsonl")) == FAST_KEYS  # the results are not affected
+    alone = run([sys.executable, "-m", "tfdet", "report", str(tmp_path / "r.jsonl"), "-o",
+                 str(tmp_path / "report.html")], tmp_path)
+    assert (alone[0], alone[2]) == (code, err)
