@@ -20,10 +20,27 @@ def finish(proc):
     return proc.returncode, err, time.monotonic()
 
 
+def finish_all(procs):
+    """(code, stderr, when it ended) of each process, timed as each ends."""
+    import threading
+
+    ends = [None] * len(procs)
+
+    def wait(index):
+        ends[index] = finish(procs[index])
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in range(len(procs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return ends
+
+
 def test_two_probes_started_together_on_one_file(tmp_path):
     out = tmp_path / "same.jsonl"
     procs = [start(probe_argv(out), tmp_path) for _ in range(2)]
-    ends = [finish(proc) for proc in procs]
+    ends = finish_all(procs)
     codes = sorted(code for code, _, _ in ends)
     assert codes == [OK, USAGE], [err for _, err, _ in ends]
     for _, err, _ in ends:
@@ -41,7 +58,7 @@ def test_two_probes_started_together_on_one_file(tmp_path):
 
 def test_resume_and_overwrite_are_refused_while_a_writer_runs(tmp_path):
     out = tmp_path / "busy.jsonl"
-    writer = start(probe_argv(out, "--timeout", "8", ops=SLOW_OPS), tmp_path)
+    writer = start(probe_argv(out, "--timeout", "4", ops=SLOW_OPS), tmp_path)
     assert wait_for(lambda: out.exists() and out.stat().st_size > 0 or writer.poll() is not None)
     assert writer.poll() is None
     for flag in ("--resume", "--overwrite"):
