@@ -209,10 +209,15 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default 7)")
     parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
     args = parser.parse_args(argv)
+    # "auto" is what tfdet.patch() would install here: the primitive takes TF's own
+    # segment kernels only where the plan (the catalogue) says they are deterministic.
+    from tfdet.patching import preview, primitive
+
+    primitive.set_stock_deterministic(preview.preview().plan.stock_segments_deterministic)
     print("TF %s, numpy %s, %d CPUs, intra-op threads %s, TF_ENABLE_ONEDNN_OPTS=%s; medians of %d rounds"
           % (tf.__version__, np.__version__, os.cpu_count(), tf.config.threading.get_intra_op_parallelism_threads()
              or "default", os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"), args.rounds))
-    print("auto = the replacement's dispatching default (stock kernels where deterministic: here, CPU); "
+    print("auto = what tfdet.patch() installs here (TF's kernels where the catalogue says they are deterministic); "
           "order-fixed = the path used on GPUs before TF 2.7")
     rows = run(args.size, args.rounds, [o for o in args.only.split(",") if o])
     ratios = [r[4] / r[2] for r in rows]

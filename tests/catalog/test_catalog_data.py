@@ -524,16 +524,10 @@ def test_every_device_covers_every_release_exactly_once():
                 assert len(hits) == 1, (entry.id, device, str(version), [r.versions for r in hits])
 
 
-# The tfdet replacements that another module implements; a range may name only these.
-PATCHES = {
-    "segment_sum", "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
-    "unsorted_segment_prod", "indexed_slices_to_dense", "bias_add", "bincount", "sparse_dense_matmul",
-    "resize_nearest_neighbor_grad", "crop_and_resize_grad", "scatter_nd", "softmax_cross_entropy",
-    "sparse_softmax_cross_entropy", "adjust_contrast",
-}
-
-
 def test_patches_are_known_and_only_where_the_op_varies():
+    from tfdet.patching import registry  # the one list of replacements
+
+    PATCHES = set(registry.names())
     used = set()
     for entry in default_catalogue():
         for device, ranges in entry.devices.items():

@@ -10,7 +10,7 @@ import os
 import platform
 import sys
 
-from ..tfinfo import list_gpus
+from ..tfinfo import list_gpus, op_determinism_enabled
 
 # Variables that change determinism, numerics or threading; recorded when set.
 RECORDED_ENV_PREFIXES = ("TF_DETERMINISTIC", "TF_CUDNN_", "TF_DISABLE_", "TF_USE_", "TF_ENABLE_ONEDNN", "TF_GPU_")
@@ -98,16 +98,6 @@ def threading_settings(tf):
     }
 
 
-def op_determinism_enabled(tf):
-    """TF's own view (2.8+: is_op_determinism_enabled), else None."""
-    try:
-        from tensorflow.python.framework import config as tf_config
-
-        return bool(tf_config.is_op_determinism_enabled())
-    except Exception:
-        return None
-
-
 def onednn_enabled(tf):
     """Whether this TF build runs oneDNN kernels now (TF's own answer where it has one)."""
     try:
@@ -135,7 +125,7 @@ def describe(tf, np, environ=None):
         "nvidia_driver": nvidia_driver() if gpus else None,
         "build": build_info(tf),
         "threads": threading_settings(tf),
-        "op_determinism_enabled": op_determinism_enabled(tf),
+        "op_determinism_enabled": op_determinism_enabled(environ),
         "onednn": environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
         "onednn_enabled": onednn_enabled(tf),
         "env": recorded_environment(environ),
