@@ -13,6 +13,11 @@ from tfdet.probe.results import read_results, record_key
 # them so a run has several points to be stopped at.
 FAST_OPS = "fixture-random-order-sum,fixture-fixed-order-sum,fixture-raises"
 FAST_KEYS = {(case, "forward", "baseline") for case in FAST_OPS.split(",")}
+# For stopping runs part-way: the hang, cut off by --timeout, and the worker's
+# restart after it spread the cases' finishing times over a few seconds.
+STAGGERED_OPS = "fixture-random-order-sum,fixture-hang,fixture-fixed-order-sum,fixture-raises"
+STAGGERED_KEYS = {(case, "forward", "baseline") for case in STAGGERED_OPS.split(",")}
+STAGGERED_ARGS = ("--timeout", "1.5")
 TIMEOUT = 180
 
 
@@ -54,13 +59,18 @@ def wait_for(predicate, timeout=TIMEOUT, poll=0.02):
 
 def finished_keys(path):
     """(case, pass, mode) of every record the file holds, in order, repeats kept."""
-    if not os.path.exists(path) or os.path.getsize(path) == 0:
-        return []
-    with open(path, "rb") as handle:
-        if b"\n" not in handle.read():
-            return []  # stopped while writing its header: nothing finished
+    if not header_written(path):
+        return []  # stopped before its header was on disk: nothing finished
     _, records = read_results(str(path))
     return [record_key(r) for r in records]
+
+
+def header_written(path):
+    try:
+        with open(path, "rb") as handle:
+            return b"\n" in handle.read()
+    except OSError:
+        return False
 
 
 def assert_intact(path):
@@ -73,6 +83,10 @@ def assert_intact(path):
 
 def assert_no_traceback(err):
     assert "Traceback" not in err, err
+
+
+def records_by_key(path):
+    return {record_key(r): r for r in read_results(str(path))[1]} if header_written(path) else {}
 
 
 def interrupt(proc, how):

@@ -7,7 +7,7 @@ import resource
 
 import pytest
 
-from faultkit import FAST_KEYS, assert_intact, assert_no_traceback, probe_argv, run, scratch_dirs
+from faultkit import FAST_KEYS, assert_intact, assert_no_traceback, probe_argv, records_by_key, run, scratch_dirs
 from tfdet.cli.exitcodes import OK, WRITE_FAILED
 
 pytest.importorskip("tensorflow")
@@ -35,28 +35,31 @@ def fill_then_resume(tmp_path, limit):
     assert err.count("\n") == 1 and err.startswith("tfdet: error: %s: cannot write: File too large" % out)
     data = out.read_bytes() if out.exists() else b""
     assert len(data) <= limit and (data == b"" or data.endswith(b"\n"))  # ends at a complete line
-    before = assert_intact(out)
+    assert_intact(out)
+    kept = records_by_key(out)
     code, _, err = run(probe_argv(out, "--resume"), tmp_path)
     assert code == OK, err
     assert set(assert_intact(out)) == FAST_KEYS
+    records = records_by_key(out)
+    assert [key for key, record in kept.items() if records.get(key) != record] == []  # nothing lost or redone
     assert scratch_dirs(tmp_path) == []
-    return before
+    return list(kept)
 
 
 def test_a_full_file_system_is_exit_5_and_resume_completes(tmp_path):
     ends = line_ends(tmp_path)
-    # the header does not fit; the header fits and the second case does not
-    assert fill_then_resume(tmp_path, ends[0] // 2) == []
-    assert len(fill_then_resume(tmp_path, ends[1] + (ends[2] - ends[1]) // 2)) == 1
+    # the header and the first case fit, the second case does not
+    assert len(fill_then_resume(tmp_path, (ends[1] + ends[2]) // 2)) == 1
 
 
 @pytest.mark.slow
-def test_the_limit_at_every_line_of_a_run(tmp_path, capsys):
+def test_the_limit_in_every_line_of_a_run(tmp_path, capsys):
     ends = line_ends(tmp_path)
+    starts = [0] + ends[:-1]
     faults = 0
-    for index in range(len(ends) - 1):  # the last line is the end record: a case can't be lost there
-        kept = fill_then_resume(tmp_path, ends[index] + 1)
-        assert len(kept) == index  # every case that fitted is kept
+    for line in range(len(ends) - 1):  # the last line is the end record
+        kept = fill_then_resume(tmp_path, (starts[line] + ends[line]) // 2)  # the limit falls inside that line
+        assert len(kept) == max(0, line - 1)  # every case before that line is kept (line 0 is the header)
         faults += 1
     with capsys.disabled():
         print("\nRLIMIT_FSIZE: %d faults injected, 0 finished cases lost" % faults)

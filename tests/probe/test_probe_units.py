@@ -478,3 +478,26 @@ def test_a_failed_write_leaves_the_file_at_its_last_complete_line(tmp_path):
     writer.write_case([big])  # the cause is gone: writing goes on
     writer.close()
     assert [r["case"] for r in read_results(path)[1]] == ["a", "b"]
+
+
+def test_stale_scratch_is_removed_only_when_its_owner_is_dead(tmp_path):
+    import subprocess
+    import sys
+
+    from tfdet.probe import scratch
+
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        names = ["tfdet-probe-%d-abc_12" % alive.pid, "tfdet-probe-%d-xyz" % dead.pid, "tfdet-probe-k3j2h1",
+                 "other-%d-x" % dead.pid]
+        for name in names:
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "a.npy").write_bytes(b"x")
+        own = scratch.create(str(tmp_path))
+        assert scratch.remove_stale(str(tmp_path)) == [str(tmp_path / names[1])]
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names[:1] + names[2:] + [os.path.basename(own)])
+    finally:
+        alive.kill()
+        alive.wait()
