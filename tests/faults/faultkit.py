@@ -90,6 +90,6 @@ def records_by_key(path):
 
 
 def interrupt(proc, how):
-    proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
+    proc.send_signal({"int": signal.SIGINT, "term": signal.SIGTERM, "kill": signal.SIGKILL}[how])
     out, err = proc.communicate(timeout=TIMEOUT)
     return proc.returncode, out, err

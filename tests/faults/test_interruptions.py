@@ -1,7 +1,7 @@
-"""SIGINT and SIGKILL at seeded random points of a real probe: every case
-finished before the signal is kept, exactly once and unchanged; the file
-parses; --resume completes it; nothing prints a traceback; scratch space of a
-killed run is removed by the next run."""
+"""SIGINT, SIGTERM and SIGKILL at seeded random points of a real probe: every
+case finished before the signal is kept, exactly once and unchanged; the file
+parses; --resume completes it; nothing prints a traceback; scratch space is
+removed on exit, and what a killed run leaves by the next run."""
 
 import random
 import time
@@ -42,16 +42,18 @@ def stop_and_resume(tmp_path, how, delay, after_header):
     proc = start(staggered(out), tmp_path)
     if after_header:
         assert wait_for(lambda: header_written(out) or proc.poll() is not None, poll=0.01)
-    elif how == "int":
+    elif how != "kill":
         # Ctrl-C is tfdet's to handle once its main() runs (before that it is
         # Python's own start-up); by the time the file is claimed it does.
         assert wait_for(lambda: out.exists() or proc.poll() is not None, poll=0.01)
     time.sleep(delay)
     code, _, err = interrupt(proc, how)
     assert_no_traceback(err)
-    assert code in ((OK, INTERRUPTED) if how == "int" else (OK, -9)), err
+    assert code in {"int": (OK, INTERRUPTED), "term": (OK, INTERRUPTED, -15), "kill": (OK, -9)}[how], err
     left = scratch_dirs(tmp_path)
-    if how == "kill" and code == -9 and after_header:
+    if how != "kill":
+        assert left == []  # removed on exit
+    elif code == -9 and after_header:
         assert left  # SIGKILL: no chance to clean up; the next run must
     assert all(name.startswith("tfdet-probe-%d-" % proc.pid) for name in left)  # the owner's pid in the name
     assert_intact(out)
@@ -78,13 +80,13 @@ def schedule(tmp_path, how, seed, points, timeline, after_header_share):
     return results
 
 
-@pytest.mark.parametrize("how", ["int", "kill"])
+@pytest.mark.parametrize("how", ["int", "term", "kill"])
 def test_a_stopped_run_keeps_what_it_finished_and_resumes(tmp_path, timeline, how):
     schedule(tmp_path, how, seed=13, points=1, timeline=timeline, after_header_share=1.0)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["int", "kill"])
+@pytest.mark.parametrize("how", ["int", "term", "kill"])
 def test_many_seeded_stops(tmp_path, timeline, how, capsys):
     results = schedule(tmp_path, how, seed=2026, points=15, timeline=timeline, after_header_share=0.75)
     with capsys.disabled():

@@ -5,6 +5,7 @@ import datetime
 import glob
 import os
 import shutil
+import signal
 import sys
 
 from .. import catalog
@@ -61,7 +62,8 @@ report are still written; checked before the --fail-on-nondeterminism gate);
 5 the results file (or scratch space, or report) could not be written: disk
 full, no permission, read-only, a directory in the way (one line names the
 path and the cause; the file ends at its last complete case, so --resume
-continues it once the cause is fixed); 130 interrupted (results kept).
+continues it once the cause is fixed); 130 interrupted by Ctrl-C or SIGTERM
+(finished cases kept, scratch space removed).
 """ % {"processes": 2}
 
 
@@ -162,14 +164,6 @@ def _catalogue():
         return catalog.default_catalogue()
     except catalog.CatalogError as exc:  # the same message and code as tfdet catalog list
         raise CommandError(str(exc), INVALID_INPUT) from None
-    except Exception:
-        # The shipped catalogue is built without checks (for speed); when that
-        # fails, the checking loader says which file and line and why.
-        try:
-            catalog.load_catalogue()
-        except catalog.CatalogError as exc:
-            raise CommandError(str(exc), INVALID_INPUT) from None
-        raise
 
 
 def _claim(args):
@@ -208,6 +202,10 @@ def _resume_defaults(args, digest, writer):
         return []  # stopped before its header was written: nothing to compare with
     recorded = resume_parameters(header)
     given = _given(args, digest)
+    if args.max_repeats is not None:  # the file records the effective value: at least processes x repeats
+        processes = args.processes or recorded["processes"] or DEFAULTS["processes"]
+        repeats = args.repeats or recorded["repeats"] or DEFAULTS["repeats"]
+        given["max_repeats"] = max(args.max_repeats, processes * repeats)
     mismatches = [(name, recorded[name], value) for name, value in given.items()
                   if value is not None and recorded.get(name) is not None and recorded[name] != value]
     if mismatches:
@@ -257,10 +255,27 @@ def run(args, out):
             args.fail_on_nondeterminism, ", ".join(args.modes)), USAGE)
     args.out = _results_path(args)
     writer = _claim(args)
+    terminate = _end_like_ctrl_c_on_sigterm()
     try:
         return _run_claimed(args, out, catalogue, writer)
     finally:
         writer.close()
+        if terminate is not None:
+            signal.signal(signal.SIGTERM, terminate)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _end_like_ctrl_c_on_sigterm():
+    """SIGTERM (kill, timeout, a CI runner) ends the run as Ctrl-C does: finished
+    cases kept, workers stopped, scratch removed, exit 130. Returns the handler
+    it replaced (None where signals cannot be set: not the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:
+        return None
 
 
 def _run_claimed(args, out, catalogue, writer):

@@ -178,10 +178,12 @@ class Probe(object):
         return worker
 
     def stop(self):
-        for workers in self.workers.values():
-            for worker in workers:
-                worker.stop()
-        scratch.remove(self.scratch)
+        try:
+            for workers in self.workers.values():
+                for worker in workers:
+                    worker.stop()
+        finally:  # even when Ctrl-C lands while the workers are being stopped
+            scratch.remove(self.scratch)
 
     # -- one case ----------------------------------------------------------
 
