@@ -117,10 +117,11 @@ def test_resume_takes_the_files_parameters_and_refuses_different_ones(tmp_path):
     out = tmp_path / "r.jsonl"
     probe = [sys.executable, "-m", "tfdet", "probe", "--quiet", "--out", str(out)]
     first = subprocess.run(probe + ["--ops", "fixture-fixed-order-sum,fixture-random-order-sum", "--modes",
-                                    "baseline", "--processes", "1", "--repeats", "3", "--max-repeats", "3",
+                                    "baseline", "--processes", "1", "--repeats", "3", "--max-repeats", "2",
                                     "--rounds", "1", "--seed", "7"], capture_output=True, text=True, timeout=300)
     assert first.returncode == OK, first.stderr
-    refused = subprocess.run(probe + ["--resume", "--size", "10", "--seed", "8", "--repeats", "3"],
+    # --max-repeats 2 is recorded as 3 (at least processes x repeats): the same, not a mismatch
+    refused = subprocess.run(probe + ["--resume", "--size", "10", "--seed", "8", "--repeats", "3", "--max-repeats", "2"],
                              capture_output=True, text=True, timeout=300)
     assert refused.returncode == USAGE
     assert refused.stderr == ("tfdet: error: cannot resume %s: size is 1.0 in the file, 10.0 here; seed is 7 in the "
