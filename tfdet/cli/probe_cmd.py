@@ -317,8 +317,10 @@ def _run_claimed(args, out, catalogue, writer):
     except (ResultsInUse, ResultsMismatch) as exc:
         raise CommandError(str(exc), USAGE) from None
     except ResultsWriteError as exc:
-        raise CommandError("%s (the file keeps every case finished before; continue with --resume once the cause "
-                           "is fixed)" % exc, WRITE_FAILED) from None
+        raise CommandError("%s (%s)" % (exc, "the file keeps every case finished before; continue with --resume "
+                                             "once the cause is fixed" if writer.header is not None else
+                                        "nothing was written; run again once the cause is fixed"),
+                           WRITE_FAILED) from None
     except ResultsError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
     except OSError as exc:  # scratch space: the workers' arrays
