@@ -8,7 +8,7 @@ import pytest
 from report_paths import CATALOG, FIXTURES, NOT_RESULTS, PARTIAL, RUN_A, RUN_B, SCHEMA_V99
 
 from cli_runner import run_cli as run
-from tfdet.cli.exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE
+from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED
 
 
 
@@ -60,7 +60,7 @@ def test_bad_catalogue_and_unwritable_output(tmp_path):
     assert code == INVALID_INPUT and "invalid catalogue" in err
     (tmp_path / "taken").mkdir()
     code, _, err = run("report", RUN_A, "-o", str(tmp_path / "taken"))
-    assert code == ENVIRONMENT and "cannot write" in err
+    assert code == WRITE_FAILED and "cannot write" in err
     assert sorted(os.listdir(str(tmp_path))) == ["bad.yaml", "taken"]
 
 

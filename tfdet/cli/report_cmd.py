@@ -6,7 +6,7 @@ import os
 import sys
 
 from .. import catalog
-from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, CommandError
+from .exitcodes import FINDING, INVALID_INPUT, OK, WRITE_FAILED, CommandError
 
 HELP = "an HTML report of probe results: what varies, what fixes it, what it costs"
 
@@ -25,7 +25,7 @@ examples:
 
 exit codes: 0 written; 1 --fail-on-disagreement found one; 2 usage;
 3 invalid input (missing file, not a results file, unknown schema version,
-bad --catalog); 4 the report could not be written.
+bad --catalog); 5 the report could not be written (one line names the path and why).
 """
 
 
@@ -80,7 +80,7 @@ def render(paths, output, catalogue, title=None):
     except OSError as exc:
         if os.path.isfile(partial):
             os.remove(partial)
-        raise CommandError("cannot write %s: %s" % (output, exc.strerror or exc), ENVIRONMENT) from None
+        raise CommandError("cannot write %s: %s" % (output, exc.strerror or exc), WRITE_FAILED) from None
     return report
 
 
