@@ -365,6 +365,12 @@ def iqr(samples):
     return float(q1), float(q3)
 
 
+def no_measurable_cost(low, high):
+    """Whether a ratio's interval [low, high] includes 1: no cost (or gain) is shown.
+    False where the interval is unknown."""
+    return low is not None and high is not None and low <= 1.0 <= high
+
+
 def _bootstrap_medians(a, n_boot, rs):
     """Medians of ``n_boot`` resamples (with replacement) of ``a``, drawn from ``rs``."""
     chunk = max(1, min(n_boot, _BOOT_CHUNK_VALUES // a.size))

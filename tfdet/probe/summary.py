@@ -39,7 +39,7 @@ def cost_words(ratio, low=None, high=None, ascii_only=False):
     includes 1 (x0.96 would read as a speed-up it is not), else 'x1.34 [1.20-1.51]'."""
     times, dash = ("x", "-") if ascii_only else ("\u00d7", "\u2013")
     interval = " [%.2f%s%.2f]" % (low, dash, high) if low is not None and high is not None else ""
-    if low is not None and high is not None and low <= 1.0 <= high:
+    if stats.no_measurable_cost(low, high):
         return "no measurable cost" + interval
     return "%s%.2f%s" % (times, ratio, interval)
 

@@ -491,7 +491,7 @@ def _cost_label(record):
     ratio, low, high = (_number(record.get(k)) for k in ("ratio", "ratio_low", "ratio_high"))
     if ratio is None:
         return ""
-    if low is not None and high is not None and low <= 1.0 <= high:
+    if probe_stats.no_measurable_cost(low, high):
         return "no measurable cost"
     return "\u00d7%.2f" % ratio
 
@@ -682,7 +682,7 @@ def _cost_phrase(records):
     quiet, costly = [], []
     for record in records:
         low, high = _number(record.get("ratio_low")), _number(record.get("ratio_high"))
-        (quiet if low is not None and high is not None and low <= 1.0 <= high else costly).append(record["ratio"])
+        (quiet if probe_stats.no_measurable_cost(low, high) else costly).append(record["ratio"])
     if not quiet and not costly:
         return ""
     if not costly:
