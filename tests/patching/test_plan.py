@@ -3,7 +3,7 @@
 import pytest
 
 from tfdet.catalog import COVERED_TF_VERSIONS, default_catalogue, load_user_catalogue
-from tfdet.patching.plan import plan_patch
+from tfdet.patching.plan import BYPASSED, NEEDS_SEED, plan_patch
 
 from catalog_fixtures import document
 
@@ -91,6 +91,7 @@ def test_watched_ops_come_from_the_catalogue_raw_ops_of_what_is_not_covered():
     assert {r.entry.id for r in watched["DenseBincount"]} == {"dense-bincount"}
     assert [r.entry.id for r in watched["Bincount"]] == ["bincount"]  # covered, but only through tf.math.bincount
     assert watched["Bincount"][0].reason.startswith("created directly")
+    assert watched["Bincount"][0].kind == BYPASSED
     assert "RandomStandardNormal" in watched  # seed=0 raw random ops stay uncovered even when seeded
     expected = {op for r in plan.remaining for op in r.entry.raw_ops} | {"Bincount"}
     assert set(watched) == expected
@@ -116,3 +117,14 @@ def test_coverage_kinds_are_data_and_decide_the_segment_kernel():
     assert gpu_new.stock_segments_deterministic is True  # deterministic_with_switch, switch on
     assert plan_patch(catalogue, "2.6", "gpu", set(), seeded=False).stock_segments_deterministic is False
     assert plan_patch(catalogue, "2.6", "cpu", set(), seeded=False).stock_segments_deterministic is True
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_the_kind_of_a_remaining_entry_agrees_with_its_reason(device):
+    """fix_of and the watcher decide from .kind; people read .reason: they must tell the same story."""
+    for version in COVERED_TF_VERSIONS:
+        plan = plan_patch(default_catalogue(), str(version), device, {"bincount"}, seeded=False)
+        for remaining in plan.remaining:
+            assert (remaining.kind == NEEDS_SEED) == remaining.reason.startswith("unseeded"), remaining
+        for remaining in plan.bypassable:
+            assert remaining.kind == BYPASSED and remaining.reason.startswith("created directly"), remaining

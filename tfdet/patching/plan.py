@@ -17,6 +17,9 @@ ON_UNSUPPORTED = ("raise", "warn")
 
 # How a catalogued source is covered: data that code branches on (`how` is for display).
 REPLACED, SEEDED, SWITCHED = "replaced", "seeded", "switched"
+# Why an entry remains, as data (the reason text is for people): a raw op that
+# bypasses a replacement, an RNG source a seed would cover, or anything else.
+BYPASSED, NEEDS_SEED, UNCOVERED = "bypassed", "needs_seed", "uncovered"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Covered:
 class Remaining:
     verdict: object  # catalog.Verdict
     reason: str
+    kind: str = UNCOVERED  # BYPASSED, NEEDS_SEED or UNCOVERED
 
     @property
     def entry(self):
@@ -130,13 +134,14 @@ def _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupport
             replacements.setdefault(version_range.patch, []).append(entry.id)
             covered.append(Covered(entry.id, REPLACED, (version_range.patch,)))
             if entry.direction != "gradient":  # for gradient entries the raw op is the (fine) forward op
-                bypassable.append(Remaining(verdict, _why_bypassed(entry)))
+                bypassable.append(Remaining(verdict, _why_bypassed(entry), BYPASSED))
         elif entry.fixed_by_seeding and seeded:
             covered.append(Covered(entry.id, SEEDED))
         elif version_range.status == "deterministic_with_switch" and set(version_range.switches) <= on:
             covered.append(Covered(entry.id, SWITCHED, tuple(version_range.switches)))
         else:
-            remaining.append(Remaining(verdict, _why_remaining(verdict, on, available_patches, seeded)))
+            remaining.append(Remaining(verdict, _why_remaining(verdict, on, available_patches, seeded),
+                                       _remaining_kind(verdict, available_patches, seeded)))
     return PatchPlan(str(tf_version), device, True, note, env, api_switches, replacements, covered, remaining,
                      on_unsupported, silenced, bypassable, [s for s in switches if s.kind == "env"],
                      _stock_segments_deterministic(catalogue, tf_version, device, covered))
@@ -154,6 +159,14 @@ def _why_bypassed(entry):
     public = [api for api in entry.apis if not api.startswith("tf.raw_ops.")]
     return "created directly, not through %s, which tfdet replaces; the stock kernel runs" % (
         public[0] if public else "the public API")
+
+
+def _remaining_kind(verdict, available_patches, seeded):
+    """NEEDS_SEED exactly where _why_remaining says 'unseeded', else UNCOVERED."""
+    version_range = verdict.range
+    if version_range.patch and version_range.patch not in available_patches:
+        return UNCOVERED
+    return NEEDS_SEED if verdict.entry.fixed_by_seeding and not seeded else UNCOVERED
 
 
 def _why_remaining(verdict, on, available_patches, seeded):
@@ -176,10 +189,10 @@ def _why_remaining(verdict, on, available_patches, seeded):
 def fix_of(remaining):
     """The one thing to do about a not-covered entry, for a warning line."""
     version_range = remaining.verdict.range
-    if remaining.reason.startswith("created directly"):
+    if remaining.kind == BYPASSED:
         public = [api for api in remaining.entry.apis if not api.startswith("tf.raw_ops.")]
         return "call %s instead of the raw op" % (public[0] if public else "the public API")
-    if remaining.reason.startswith("unseeded"):
+    if remaining.kind == NEEDS_SEED:
         return "pass seed= to the op, or call tfdet.patch(seed=N)"
     if version_range is not None and version_range.workaround:
         return " ".join(version_range.workaround.split())

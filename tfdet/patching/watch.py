@@ -21,7 +21,7 @@ import sys
 import threading
 
 from ..tfinfo import release
-from .plan import fix_of
+from .plan import BYPASSED, fix_of
 
 # Frames in these packages are TF's, Keras's or ours: the user's line is the
 # innermost frame outside them.
@@ -175,7 +175,7 @@ def _message(op_type, items):
         return (not (version_range and version_range.workaround), remaining.verdict.status != "nondeterministic")
 
     best = sorted(items, key=rank)[0]
-    if best.reason.startswith("created directly"):
+    if best.kind == BYPASSED:
         return "%s was %s (catalogue: %s). Fix: %s" % (
             op_type, best.reason, ", ".join(r.entry.id for r in items), fix_of(best))
     return "%s is not covered by tfdet.patch() (catalogue: %s). Fix: %s" % (
