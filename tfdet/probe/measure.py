@@ -1,7 +1,7 @@
 """Turn what the workers reported for one case into result records. Pure,
 apart from `load`, the function that reads a saved output array."""
 
-from . import stats
+from ..results import stats
 
 
 def variance_record(process_results, load):

@@ -10,7 +10,8 @@ import time
 
 from .. import __version__
 from . import cases as case_registry
-from . import measure, scratch, stats
+from . import measure, scratch
+from ..results import stats
 from .modes import classify_modes, expected_to_vary, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
 from .process import WorkerFailed, WorkerProcess, module_command

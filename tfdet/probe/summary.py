@@ -3,7 +3,7 @@
 import collections
 
 from ..cli.table import format_table
-from . import stats
+from ..results import stats
 
 
 def _cell(record):

@@ -79,7 +79,7 @@ class Worker(object):
 
     def variance(self, command):
         """Run one case `repeats` times; digest every result, keep distinct ones."""
-        from tfdet.probe import stats
+        from tfdet.results import stats
 
         digests, saved = [], {}
         for _ in range(int(command["repeats"])):

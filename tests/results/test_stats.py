@@ -1,4 +1,4 @@
-"""Tests for tfdet.probe.stats: pure statistics of probe runs (numpy only, fast)."""
+"""Tests for tfdet.results.stats: pure statistics of probe runs (numpy only, fast)."""
 
 import hashlib
 import json
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfdet.probe import stats
-from tfdet.probe.stats import (
+from tfdet.results import stats
+from tfdet.results.stats import (
     NAN_MISMATCH, count_distinct, digest, interleaved_order, iqr, mann_whitney_u, median,
     ratio_interval, summarise_digests, ulp_distance, variance_summary,
 )
@@ -633,7 +633,7 @@ def test_golden_comparison_detects_changes():
 
 
 def test_import_pulls_in_no_heavy_dependencies():
-    code = ("import sys; import tfdet.probe.stats; "
+    code = ("import sys; import tfdet.results.stats; "
             "bad = [m for m in ('pandas', 'yaml', 'jsonschema', 'tensorflow', 'scipy', 'jinja2') "
             "if m in sys.modules]; print(','.join(bad))")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
