@@ -217,7 +217,8 @@ def test_case_registry_has_fixtures_and_no_tf_import():
 
 def test_expected_to_vary_follows_the_status_and_the_mode_switches():
     from tfdet.catalog import default_catalogue
-    from tfdet.probe.modes import expected_to_vary, mode_setups, mode_switch_ids
+    from tfdet.catalog import expected_to_vary
+    from tfdet.probe.modes import mode_setups, mode_switch_ids
 
     shipped = default_catalogue()
     switches = mode_switch_ids(shipped, mode_setups(shipped, "2.21.0", True), "2.21.0", "cpu")

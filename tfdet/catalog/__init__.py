@@ -3,7 +3,7 @@
 from .load import default_catalogue, load_catalogue, load_user_catalogue, shipped_catalogue_dir
 from .model import (
     DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, UnknownName, Verdict, VersionRange,
-    entry_to_dict, verdict_to_dict,
+    entry_to_dict, expected_to_vary, verdict_to_dict,
 )
 from .sources import describe_source
 from .validate import CatalogError, Problem
@@ -27,4 +27,5 @@ __all__ = [
     "Problem", "StaleVersionWarning", "Switch", "UncoveredVersionError", "UnknownName", "Verdict",
     "VersionRange", "answering_version", "default_catalogue", "load_catalogue", "load_user_catalogue",
     "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict", "describe_source",
+    "expected_to_vary",
 ]

@@ -371,3 +371,24 @@ def verdict_to_dict(verdict):
     if verdict.range is not None:
         data.update({k: v for k, v in range_to_dict(verdict.range).items() if k not in ("status",)})
     return data
+
+
+def expected_to_vary(version_range, switches_on, patched=False):
+    """Why the catalogue expects an op to vary in a mode that turns on `switches_on`, or None.
+
+    nondeterministic varies in every mode (but the patched one when a tfdet patch
+    covers it); raises_under_determinism varies where none of its switches is on
+    (with one on it raises instead); deterministic_with_switch varies unless all
+    of its switches are on.
+    """
+    if version_range is None or version_range.status not in VARYING_STATUSES:
+        return None
+    status, switches = version_range.status, tuple(version_range.switches or ())
+    claim = "the catalogue says %s (TF %s)" % (status, version_range.versions)
+    if status == "nondeterministic":
+        return None if patched and version_range.patch else claim
+    if status == "raises_under_determinism":
+        return None if any(s in switches_on for s in switches) else claim + ", and this mode has none of its switches"
+    if switches and all(s in switches_on for s in switches):
+        return None
+    return claim + ", and this mode lacks " + ", ".join(s for s in switches if s not in switches_on)

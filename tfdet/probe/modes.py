@@ -9,8 +9,7 @@ from collections import namedtuple
 
 from ..catalog.model import expand_switch_aliases
 
-MODES = ("baseline", "env", "api", "patched")
-DEFAULT_MODES = ("baseline", "env", "api")
+from ..results.vocabulary import DEFAULT_MODES, MODES  # noqa: F401 - the probe's modes, named once
 
 ModeSetup = namedtuple("ModeSetup", "name available reason env unset api_calls patch")
 
@@ -57,9 +56,6 @@ def process_environment(base_environ, setup, extra=None):
     return environ
 
 
-# Statuses under which the catalogue says an op varies as TensorFlow ships it.
-VARYING_STATUSES = ("nondeterministic", "raises_under_determinism", "deterministic_with_switch")
-
 
 def mode_switch_ids(catalogue, setups, tf_version, device):
     """{mode: frozenset of catalogue switch ids the mode turns on for this device and TF}.
@@ -86,24 +82,3 @@ def _honoured(switch, tf_version):
         return switch.available_in(tf_version)
     except ValueError:
         return False
-
-
-def expected_to_vary(version_range, switches_on, patched=False):
-    """Why the catalogue expects an op to vary in a mode that turns on `switches_on`, or None.
-
-    nondeterministic varies in every mode (but the patched one when a tfdet patch
-    covers it); raises_under_determinism varies where none of its switches is on
-    (with one on it raises instead); deterministic_with_switch varies unless all
-    of its switches are on.
-    """
-    if version_range is None or version_range.status not in VARYING_STATUSES:
-        return None
-    status, switches = version_range.status, tuple(version_range.switches or ())
-    claim = "the catalogue says %s (TF %s)" % (status, version_range.versions)
-    if status == "nondeterministic":
-        return None if patched and version_range.patch else claim
-    if status == "raises_under_determinism":
-        return None if any(s in switches_on for s in switches) else claim + ", and this mode has none of its switches"
-    if switches and all(s in switches_on for s in switches):
-        return None
-    return claim + ", and this mode lacks " + ", ".join(s for s in switches if s not in switches_on)

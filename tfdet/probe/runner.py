@@ -12,7 +12,8 @@ from .. import __version__
 from . import cases as case_registry
 from . import measure, scratch
 from ..results import stats
-from .modes import classify_modes, expected_to_vary, mode_setups, mode_switch_ids, process_environment
+from ..catalog import expected_to_vary
+from .modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
 from .process import WorkerFailed, WorkerProcess, module_command
 from .results import ResultsWriter, read_results

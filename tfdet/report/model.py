@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..results import stats as probe_stats
-from ..probe.modes import expected_to_vary
+from ..catalog import expected_to_vary
 from ..probe.summary import cost_words, describe_patch_cost, mode_problems, patch_cost
 from . import crosscheck, svg
 

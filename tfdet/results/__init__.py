@@ -1,3 +1,30 @@
-"""The results layer: what the probe (and later scan, locate and diverge) write and
-the report reads. Standard library only at import time (the worker imports
-tfdet.results.stats under Python 3.7)."""
+"""The results layer: the typed records the probe writes (and scan, locate and
+diverge will), the files that hold them, and what they mean.
+
+    import tfdet.results
+    results = tfdet.results.load("tfdet-probe-20261124-101500.jsonl")
+    results.header.tf_version, results.cases[0].outcome
+    frame = results.to_frame()          # pandas: one row per case record
+
+Standard library only at import time: the probe's worker imports
+tfdet.results.stats under the Python of the TensorFlow it measures (3.7+).
+"""
+
+from .errors import ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError, describe_os_error
+from .probe_file import ProbeResults, ProbeResultsWriter, read_probe
+from .probe_records import SCHEMA_VERSION, Build, CaseRecord, EndRecord, Environment, ProbeHeader, Threads
+from .typed import RecordError
+from .vocabulary import DEFAULT_MODES, MEASURED, MODES, OUTCOMES
+
+
+def load(path):
+    """The results in a tfdet results file (a ProbeResults for a probe file).
+    Raises ResultsError, naming the file and line, for anything malformed."""
+    return read_probe(path)
+
+
+__all__ = [
+    "load", "read_probe", "ProbeResults", "ProbeResultsWriter", "ProbeHeader", "CaseRecord", "EndRecord",
+    "Environment", "Threads", "Build", "SCHEMA_VERSION", "MODES", "DEFAULT_MODES", "OUTCOMES", "MEASURED",
+    "RecordError", "ResultsError", "ResultsInUse", "ResultsMismatch", "ResultsWriteError", "describe_os_error",
+]

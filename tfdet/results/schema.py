@@ -1,0 +1,60 @@
+"""The JSON Schema of each results kind and version, generated from the typed
+records. The committed copies (tfdet/results/schemas/KIND-VERSION.json) are
+what other tools validate against; a test keeps them equal to the records.
+
+    python -m tfdet.results.schema            # rewrite the committed schemas
+    python -m tfdet.results.schema --check    # exit 1 if they are out of date
+"""
+
+import json
+import os
+import sys
+
+from . import probe_records
+from .typed import json_schema
+
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+
+
+def probe_schema():
+    return json_schema("tfdet probe results, version %d" % probe_records.SCHEMA_VERSION,
+                       "https://tfdet.invalid/schemas/probe-%d.json" % probe_records.SCHEMA_VERSION,
+                       [probe_records.ProbeHeader, probe_records.CaseRecord, probe_records.EndRecord])
+
+
+# kind: (version, the schema now)
+SCHEMAS = {"probe": (probe_records.SCHEMA_VERSION, probe_schema)}
+
+
+def schema_path(kind, version):
+    return os.path.join(SCHEMA_DIR, "%s-%d.json" % (kind, version))
+
+
+def committed_schema(kind, version=None):
+    version = SCHEMAS[kind][0] if version is None else version
+    with open(schema_path(kind, version), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _text(schema):
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    stale = []
+    for kind, (version, build) in SCHEMAS.items():
+        path, text = schema_path(kind, version), _text(build())
+        current = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if current != text:
+            stale.append(path)
+            if "--check" not in argv:
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+    for path in stale:
+        print(("out of date: %s" if "--check" in argv else "wrote %s") % path)
+    return 1 if stale and "--check" in argv else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
