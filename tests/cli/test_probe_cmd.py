@@ -75,10 +75,9 @@ def test_a_mode_that_did_not_run_exits_4_unless_allowed(tmp_path):
     assert done.returncode == ENVIRONMENT, done.stderr
     assert done.stdout.splitlines()[0].startswith("MODE baseline DID NOT RUN: no case gave a measurement")
     assert "mode baseline did not run (exit 4" in done.stderr
-    from tfdet.probe.results import read_results
+    from tfdet.results import load
 
-    header, _ = read_results(str(tmp_path / "a.jsonl"))
-    assert "baseline" in header["end"]["mode_failures"]
+    assert "baseline" in load(str(tmp_path / "a.jsonl")).end.mode_failures
     allowed = subprocess.run(base + ["--out", str(tmp_path / "b.jsonl"), "--allow-missing-modes", "--quiet"],
                              capture_output=True, text=True, timeout=300)
     assert allowed.returncode == OK, allowed.stderr
@@ -91,9 +90,9 @@ def test_ops_takes_a_raw_op_name(tmp_path):
                            "--processes", "1", "--repeats", "1", "--max-repeats", "1", "--rounds", "1", "--quiet",
                            "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == OK, done.stderr
-    from tfdet.probe.results import read_results
+    from tfdet.results import load
 
-    assert {r["case"] for r in read_results(str(out))[1]} == {"dense-bincount"}
+    assert {r.case for r in load(str(out)).cases} == {"dense-bincount"}
 
 
 def test_fail_on_nondeterminism_gate(tmp_path):
@@ -111,7 +110,7 @@ def test_fail_on_nondeterminism_gate(tmp_path):
 def test_resume_takes_the_files_parameters_and_refuses_different_ones(tmp_path):
     import json
 
-    from tfdet.probe.results import read_results
+    from tfdet.results import load
 
     pytest.importorskip("tensorflow")
     out = tmp_path / "r.jsonl"
@@ -134,7 +133,7 @@ def test_resume_takes_the_files_parameters_and_refuses_different_ones(tmp_path):
     resumed = subprocess.run(probe + ["--resume"], capture_output=True, text=True, timeout=300)
     assert resumed.returncode == OK, resumed.stderr
     assert "note: %s does not record catalogue" % out in resumed.stderr
-    _, records = read_results(str(out))
+    records = load(str(out)).cases
     # the file's ops, modes, processes and repeats, not the built-in defaults (all ops, every mode, 2 x 5)
-    assert sorted((r["case"], r["mode"], r["runs"]) for r in records) == [
+    assert sorted((r.case, r.mode, r.runs) for r in records) == [
         ("fixture-fixed-order-sum", "baseline", 3), ("fixture-random-order-sum", "baseline", 3)]

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from tfdet.probe.results import read_results, record_key
+from tfdet.results import load
 
 # Fixture cases with known behaviour that run in a second or two each; three of
 # them so a run has several points to be stopped at.
@@ -61,8 +61,7 @@ def finished_keys(path):
     """(case, pass, mode) of every record the file holds, in order, repeats kept."""
     if not header_written(path):
         return []  # stopped before its header was on disk: nothing finished
-    _, records = read_results(str(path))
-    return [record_key(r) for r in records]
+    return [r.key for r in load(str(path)).cases]
 
 
 def header_written(path):
@@ -86,7 +85,7 @@ def assert_no_traceback(err):
 
 
 def records_by_key(path):
-    return {record_key(r): r for r in read_results(str(path))[1]} if header_written(path) else {}
+    return {r.key: r for r in load(str(path)).cases} if header_written(path) else {}
 
 
 def interrupt(proc, how):

@@ -7,7 +7,7 @@ import pytest
 
 from faultkit import (FAST_KEYS, FAST_OPS, assert_intact, assert_no_traceback, probe_argv, start, wait_for)
 from tfdet.cli.exitcodes import OK, USAGE
-from tfdet.probe.results import read_results, record_key
+from tfdet.results import load
 
 pytest.importorskip("tensorflow")
 
@@ -70,6 +70,6 @@ def test_resume_and_overwrite_are_refused_while_a_writer_runs(tmp_path):
         assert writer.poll() is None  # refused while the writer was still at work
     code, err, _ = finish(writer)
     assert code == OK, err
-    header, records = read_results(str(out))
-    assert {record_key(r) for r in records} == FAST_KEYS | {("fixture-hang", "forward", "baseline")}
-    assert "--overwrite" not in header["argv"] and "--resume" not in header["argv"]
+    results = load(str(out))
+    assert {r.key for r in results.cases} == FAST_KEYS | {("fixture-hang", "forward", "baseline")}
+    assert "--overwrite" not in results.header.argv and "--resume" not in results.header.argv

@@ -13,9 +13,8 @@ import time
 import pytest
 
 from tfdet.catalog import default_catalogue
-from tfdet.probe.progress import Progress
-from tfdet.probe.results import load_results, read_results
-from tfdet.probe.runner import ProbeConfig, run_probe
+from tfdet.probe import ProbeConfig, Progress, run_probe
+from tfdet.results import load
 
 pytest.importorskip("tensorflow")
 
@@ -34,62 +33,71 @@ def fixture_run(tmp_path_factory):
 
 
 def outcomes(path):
-    _, records = read_results(path)
-    return {(r["case"], r["mode"]): r for r in records}
+    return {(r.case, r.mode): r for r in load(path).cases}
 
 
 def test_random_order_sum_is_flagged_in_every_mode(fixture_run):
     by_key = outcomes(fixture_run[0])
     for mode in ("baseline", "env"):
         record = by_key[("fixture-random-order-sum", mode)]
-        assert record["outcome"] == "varies"
-        assert record["runs"] == 10
-        assert record["distinct"] >= 2  # at least 2 distinct in 10 runs, never "exactly N"
-        assert record["max_ulp_diff"] >= 1 and record["max_abs_diff"] > 0
+        assert record.outcome == "varies"
+        assert record.runs == 10
+        assert record.distinct >= 2  # at least 2 distinct in 10 runs, never "exactly N"
+        assert record.max_ulp_diff >= 1 and record.max_abs_diff > 0
 
 
 def test_fixed_order_sum_is_not_flagged(fixture_run):
     by_key = outcomes(fixture_run[0])
     for mode in ("baseline", "env"):
         record = by_key[("fixture-fixed-order-sum", mode)]
-        assert record["outcome"] == "deterministic"
-        assert record["distinct"] == 1 and record["max_ulp_diff"] == 0 and record["norm_spread"] == 0.0
-        assert record["matches_baseline"] is True
+        assert record.outcome == "deterministic"
+        assert record.distinct == 1 and record.max_ulp_diff == 0 and record.norm_spread == 0.0
+        assert record.matches_baseline is True
 
 
 def test_crash_and_hang_are_failures_and_the_run_goes_on(fixture_run):
     by_key = outcomes(fixture_run[0])
     crash = by_key[("fixture-crash", "baseline")]
-    assert crash["outcome"] == "failed" and "SIGABRT" in crash["error_message"]
+    assert crash.outcome == "failed" and "SIGABRT" in crash.error_message
     hang = by_key[("fixture-hang", "env")]
-    assert hang["outcome"] == "failed" and "did not answer within 10 s" in hang["error_message"]
+    assert hang.outcome == "failed" and "did not answer within 10 s" in hang.error_message
     # cases planned after the crash and the hang still ran
-    assert by_key[("fixture-raises", "env")]["outcome"] == "raised"
+    assert by_key[("fixture-raises", "env")].outcome == "raised"
 
 
 def test_raised_errors_are_results(fixture_run):
     record = outcomes(fixture_run[0])[("fixture-raises", "baseline")]
-    assert record["outcome"] == "raised"
-    assert "no deterministic implementation" in record["error_message"]
+    assert record.outcome == "raised"
+    assert "no deterministic implementation" in record.error_message
 
 
 def test_cost_is_a_ratio_to_baseline(fixture_run):
     record = outcomes(fixture_run[0])[("fixture-fixed-order-sum", "env")]
-    assert record["ratio_low"] <= record["ratio"] <= record["ratio_high"]
-    assert len(record["samples_s"]) == 2  # one interleaved round per process
+    assert record.ratio_low <= record.ratio <= record.ratio_high
+    assert len(record.samples_s) == 2  # one interleaved round per process
 
 
 def test_header_records_the_environment(fixture_run):
-    header, _ = read_results(fixture_run[0])
-    assert header["schema_version"] == 1 and header["modes"] == ["baseline", "env"]
-    baseline, env = header["environment"]["baseline"], header["environment"]["env"]
-    assert baseline["tf_version"] and baseline["device"] in ("cpu", "gpu")
-    assert env["env"].get("TF_DETERMINISTIC_OPS") == "1" and "TF_DETERMINISTIC_OPS" not in baseline["env"]
-    assert header["threads"]["intra_op"] == os.cpu_count()
+    header = load(fixture_run[0]).header
+    assert header.schema_version == 2 and header.modes == ["baseline", "env"]
+    baseline, env = header.environment["baseline"], header.environment["env"]
+    assert baseline.tf_version and baseline.device in ("cpu", "gpu")
+    assert env.env.get("TF_DETERMINISTIC_OPS") == "1" and "TF_DETERMINISTIC_OPS" not in baseline.env
+    assert header.threads.intra_op == os.cpu_count()
+
+
+def test_a_real_run_is_valid_against_the_committed_schema(fixture_run):
+    import jsonschema
+
+    from tfdet.results import schema
+
+    validator = jsonschema.Draft7Validator(schema.committed_schema("probe"))
+    for line in _records(fixture_run[0]):
+        validator.validate(line)
 
 
 def test_results_load_as_a_dataframe(fixture_run):
-    frame = load_results(fixture_run[0])
+    frame = load(fixture_run[0]).to_frame()
     assert set(frame["outcome"]) >= {"varies", "deterministic", "failed", "raised"}
     assert (frame["results_file"] == "fixtures.jsonl").all()
 
@@ -119,10 +127,10 @@ def test_interrupted_run_resumes_without_duplicates(tmp_path):
     assert 1 <= len(partial) - 1 < 4
     done = subprocess.run(command + ["--resume", "--timeout", "5"], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
-    records = [r for r in _records(out) if r["record"] == "case"]
-    keys = [(r["case"], r["pass"], r["mode"]) for r in records]
+    records = load(out).cases
+    keys = [r.key for r in records]
     assert len(keys) == len(set(keys)) == 4
-    assert partial[1] in records  # what the interrupted run measured was kept, not redone
+    assert partial[1] in [r.to_json() for r in records]  # what the interrupted run measured was kept, not redone
 
 
 # -- adaptive repeats: silence the user can trust ---------------------------------
@@ -132,19 +140,19 @@ def test_rare_variance_is_caught_by_repeating_where_another_mode_varied(fixture_
     # env: the default 10 runs miss it under env about a third of the time (0.9**10),
     # 150 runs about once in seven million. It must come out varying, after extra
     # runs in a further process, and say why it was repeated.
-    header, records = read_results(fixture_run[0])
-    by_key = {(r["case"], r["mode"]): r for r in records}
-    assert header["max_repeats"] == MAX_REPEATS
+    results = load(fixture_run[0])
+    by_key = {(r.case, r.mode): r for r in results.cases}
+    assert results.header.max_repeats == MAX_REPEATS
     baseline, env = by_key[("fixture-rare-variance", "baseline")], by_key[("fixture-rare-variance", "env")]
-    assert baseline["outcome"] == "varies"
-    assert env["outcome"] == "varies" and 2 <= env["distinct"]
-    if "extra_runs" in env:  # the first 10 runs may have caught it already
-        assert env["runs"] == 10 + env["extra_runs"] <= MAX_REPEATS and env["extra_runs"] > 0
-        assert "baseline" in env["repeated_because"] and 2 <= env["processes"] <= 3
+    assert baseline.outcome == "varies"
+    assert env.outcome == "varies" and 2 <= env.distinct
+    if env.extra_runs is not None:  # the first 10 runs may have caught it already
+        assert env.runs == 10 + env.extra_runs <= MAX_REPEATS and env.extra_runs > 0
+        assert "baseline" in env.repeated_because and 2 <= env.processes <= 3
     # nothing suggested the fixed-order sum varies: 10 runs, and the rate they rule out
     steady = by_key[("fixture-fixed-order-sum", "env")]
-    assert steady["outcome"] == "deterministic" and steady["runs"] == 10 and "extra_runs" not in steady
-    assert steady["rate_ruled_out_95"] == pytest.approx(1 - 0.05 ** (1 / 10))
+    assert steady.outcome == "deterministic" and steady.runs == 10 and steady.extra_runs is None
+    assert steady.rate_ruled_out_95 == pytest.approx(1 - 0.05 ** (1 / 10))
 
 
 def test_catalogue_says_varies_so_silence_needs_the_full_budget(tmp_path):
@@ -153,15 +161,15 @@ def test_catalogue_says_varies_so_silence_needs_the_full_budget(tmp_path):
     out = str(tmp_path / "claim.jsonl")
     config = ProbeConfig(default_catalogue(), out, modes=("baseline",), processes=1, repeats=3, rounds=1,
                          ops=["while-loop-parallel-iterations"], max_repeats=12)
-    header, records = run_probe(config, Progress(quiet=True)), read_results(out)[1]
+    header, records = run_probe(config, Progress(quiet=True)), load(out).cases
     entry = default_catalogue().get("while-loop-parallel-iterations")
-    version_range = entry.range_for(header["environment"]["baseline"]["tf_version"], "cpu")
+    version_range = entry.range_for(header.environment["baseline"].tf_version, "cpu")
     assert version_range.status == "nondeterministic"
     assert records
     for record in records:
-        assert "nondeterministic" in record["catalogue_expects_variance"]
-        if record["outcome"] == "deterministic":
-            assert record["runs"] == 12 and record["extra_runs"] == 9 and record["processes"] == 2
-            assert record["rate_ruled_out_95"] == pytest.approx(1 - 0.05 ** (1 / 12))
+        assert "nondeterministic" in record.catalogue_expects_variance
+        if record.outcome == "deterministic":
+            assert record.runs == 12 and record.extra_runs == 9 and record.processes == 2
+            assert record.rate_ruled_out_95 == pytest.approx(1 - 0.05 ** (1 / 12))
         else:
-            assert record["outcome"] == "varies"
+            assert record.outcome == "varies"

@@ -1,7 +1,6 @@
 """Pure parts of the probe: planning, modes, records, summary, results file,
 environment description (GPU paths through fakes)."""
 
-import json
 import os
 import types
 
@@ -13,9 +12,8 @@ from tfdet.catalog import load_user_catalogue
 from tfdet.probe import cases, environment, measure
 from tfdet.probe.modes import mode_setups, process_environment
 from tfdet.probe.plan import machine_capabilities, plan_cases
-from tfdet.probe.results import ResultsError, ResultsWriter, read_results
-from tfdet.probe.summary import summarise, varied_under
 
+import records as make
 from catalog_fixtures import GOOD_ENTRY, document
 
 
@@ -104,66 +102,14 @@ def test_case_records_varies_raised_failed_and_cost(tmp_path):
         "api": [{"failed": {"message": "api#0 died (killed by SIGABRT)", "stderr_tail": "boom"}}],
     }
     samples = {"baseline": [1.0, 1.0, 1.0], "env": [], "api": []}
-    records = {r["mode"]: r for r in measure.case_records("c", "forward", variance, samples, np.load)}
-    assert records["baseline"]["outcome"] == "varies" and records["baseline"]["distinct"] == 2
-    assert records["baseline"]["max_ulp_diff"] == 1 and records["baseline"]["frac_elements_differ"] == 0.5
-    assert records["baseline"]["distinct_across_processes"] == 2
-    assert records["env"]["outcome"] == "raised" and records["env"]["error_type"] == "UnimplementedError"
-    assert records["api"]["outcome"] == "failed" and records["api"]["stderr_tail"] == "boom"
+    records = {r.mode: r for r in measure.case_records("c", "forward", variance, samples, np.load)}
+    assert records["baseline"].outcome == "varies" and records["baseline"].distinct == 2
+    assert records["baseline"].max_ulp_diff == 1 and records["baseline"].frac_elements_differ == 0.5
+    assert records["baseline"].distinct_across_processes == 2
+    assert records["env"].outcome == "raised" and records["env"].error_type == "UnimplementedError"
+    assert records["api"].outcome == "failed" and records["api"].stderr_tail == "boom"
     cost = measure.cost_fields([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
     assert cost["ratio"] == 2.0 and cost["ratio_low"] == 2.0 and cost["median_s"] == 2.0
-
-
-def test_summary_names_what_varied_raised_and_failed(tmp_path):
-    header = {"modes": ["baseline", "env"], "processes": 2, "repeats": 5, "environment": {
-        "baseline": {"tf_version": "2.21.0", "device": "cpu", "cpu_model": "X", "cpu_count": 2}},
-        "planned": [["a", "forward"], ["b", "forward"], ["c", "forward"]], "unavailable_modes": {"api": "too old"}}
-    records = [
-        {"case": "a", "pass": "forward", "mode": "baseline", "outcome": "varies", "distinct": 3, "runs": 10},
-        {"case": "a", "pass": "forward", "mode": "env", "outcome": "deterministic", "distinct": 1, "runs": 10,
-         "ratio": 1.5, "ratio_low": 1.4, "ratio_high": 1.6},
-        {"case": "b", "pass": "forward", "mode": "env", "outcome": "raised", "error_type": "E", "error_message": "<m>"},
-        {"case": "x", "pass": None, "mode": None, "outcome": "skipped", "reason": "needs a GPU; cpu only"},
-    ]
-    text = summarise(header, records, path="r.jsonl")
-    assert "a" in text and "3/10 VARIES" in text and "1/10" in text
-    assert "E: <m>" in text and "x1.50 [1.40-1.60]" in text
-    assert "mode api not run (not applicable here): too old" in text and "Skipped 1 catalogue entries: needs a GPU (1)" in text
-    assert "Not measured yet (interrupted run): 1" in text
-    assert varied_under(records, "baseline") == [("a", "forward")] and varied_under(records, "env") == []
-
-
-def test_results_file_rejects_what_is_not_one(tmp_path):
-    path = tmp_path / "r.jsonl"
-    path.write_text("hello\n")
-    with pytest.raises(ResultsError, match="not a tfdet results file"):
-        read_results(str(path))
-    path.write_text(json.dumps({"record": "header", "schema_version": 99}) + "\n")
-    with pytest.raises(ResultsError, match="schema version 99"):
-        read_results(str(path))
-    with pytest.raises(ResultsError, match="cannot read"):
-        read_results(str(tmp_path / "missing.jsonl"))
-
-
-def test_writer_keeps_records_and_drops_a_torn_last_line(tmp_path):
-    path = str(tmp_path / "r.jsonl")
-    header = {"record": "header", "schema_version": 1, "modes": ["baseline"],
-              "environment": {"baseline": {"tf_version": "2.21.0", "python": "3.11"}}}
-    writer = ResultsWriter(path, header)
-    writer.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "varies"}])
-    writer.close()
-    with open(path, "a") as handle:
-        handle.write('{"record": "case", "case": "b", "pa')  # killed mid-write
-    assert [r["case"] for r in read_results(path)[1]] == ["a"]
-    writer = ResultsWriter(path, header, resume=True)
-    assert writer.done == {("a", "forward", "baseline")}
-    writer.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "x"},
-                       {"record": "case", "case": "b", "pass": "forward", "mode": "baseline", "outcome": "x"}])
-    writer.close()
-    assert [r["case"] for r in read_results(path)[1]] == ["a", "b"]
-    other = dict(header, environment={"baseline": {"tf_version": "1.15.0", "python": "3.7"}})
-    with pytest.raises(ResultsError, match="cannot resume"):
-        ResultsWriter(path, other, resume=True)
 
 
 class _FakeDevice(object):
@@ -249,73 +195,6 @@ def test_a_mode_tf_lacks_fails_only_when_asked_for():
     assert active == ["baseline", "env"] and not failures and list(not_applicable) == ["api"]
 
 
-def _case(case, mode, outcome, **extra):
-    return dict({"record": "case", "case": case, "pass": "forward", "mode": mode, "outcome": outcome}, **extra)
-
-
-def test_mode_problems_rule():
-    from tfdet.probe.summary import mode_problems
-
-    header = {"modes": ["baseline", "patched"], "mode_failures": {"api": "no determinism API in TF 1.15"},
-              "not_applicable_modes": {}, "unavailable_modes": {"api": "no determinism API in TF 1.15"}}
-    records = [_case("a", "baseline", "deterministic", runs=10, distinct=1),
-               _case("a", "patched", "failed", error_message="ImportError: no module named yaml"),
-               _case("b", "baseline", "raised"), _case("b", "patched", "failed")]
-    problems = {p.mode: p for p in mode_problems(header, records)}
-    assert set(problems) == {"api", "patched"} and problems["api"].failure and problems["patched"].failure
-    assert "no case gave a measurement: all 2 failed" in problems["patched"].reason
-    assert "ImportError" in problems["patched"].reason
-    # one measurement (a raised error counts: it is what the op does) is enough
-    records[3] = _case("b", "patched", "raised")
-    assert {p.mode for p in mode_problems(header, records)} == {"api"}
-    # a default mode this TF lacks is a note, and files from before the field say only "not run"
-    old = {"modes": ["baseline"], "unavailable_modes": {"api": "too old"}}
-    assert [(p.mode, p.failure) for p in mode_problems(old, records[:1])] == [("api", False)]
-
-
-def test_summary_says_first_which_mode_did_not_run():
-    header = {"modes": ["baseline", "patched"], "processes": 2, "repeats": 5, "max_repeats": 40,
-              "environment": {"baseline": {"tf_version": "2.21.0", "device": "cpu"}}}
-    records = [_case("a", "baseline", "deterministic", runs=40, distinct=1),
-               _case("a", "patched", "failed", error_message="patched#0 died")]
-    lines = summarise(header, records).splitlines()
-    assert lines[0] == "MODE patched DID NOT RUN: no case gave a measurement: all 1 failed (patched#0 died)"
-    assert "up to 40 runs where variance is expected" in lines[1]
-
-
-def test_summary_flags_what_the_catalogue_says_varies_and_what_silence_rules_out():
-    header = {"modes": ["baseline", "env"], "processes": 2, "repeats": 5, "max_repeats": 40, "environment": {}}
-    records = [_case("a", "baseline", "varies", runs=10, distinct=3),
-               _case("a", "env", "deterministic", runs=40, distinct=1, extra_runs=30),
-               _case("b", "baseline", "deterministic", runs=40, distinct=1,
-                     catalogue_expects_variance="the catalogue says nondeterministic (TF >=2.21)")]
-    text = summarise(header, records)
-    assert "1/40 (<7.2%)" in text
-    assert "The catalogue says these vary here; they did not vary in this run" in text
-    assert "0 of 40 runs differed: a per-run rate above 7.2% is ruled out at 95%" in text
-
-
-def test_cost_words_and_the_patch_cost():
-    from tfdet.probe.summary import cost_words, describe_patch_cost, patch_cost
-
-    assert cost_words(0.96, 0.90, 1.03) == "no measurable cost [0.90\u20131.03]"
-    assert cost_words(1.34, 1.2, 1.5, ascii_only=True) == "x1.34 [1.20-1.50]"
-    assert cost_words(0.80, 0.7, 0.9).startswith("\u00d70.80")  # a real speed-up stays a number
-    records = [_case("a", "baseline", "varies"), _case("a", "patched", "deterministic", ratio=9.0, ratio_low=8.0,
-                                                         ratio_high=10.0),
-               _case("b", "baseline", "deterministic"), _case("b", "patched", "deterministic", ratio=50.0,
-                                                              ratio_low=40.0, ratio_high=60.0)]
-    cost = patch_cost(records)  # only where baseline varies: b's cost is not the patch's business
-    assert cost["median"] == 9.0 and (cost["low"], cost["high"]) == (8.0, 10.0)
-    assert "one op that varies without it (a, forward)" in describe_patch_cost(cost)
-    records += [_case("c", "baseline", "varies"), _case("c", "patched", "deterministic", ratio=1.0, ratio_low=0.9,
-                                                        ratio_high=1.1)]
-    cost = patch_cost(records)
-    assert cost["median"] == 5.0 and (cost["low"], cost["high"]) == (1.0, 9.0)
-    assert "median \u00d75.00 over the 2 ops" in describe_patch_cost(cost)
-    assert patch_cost(records[2:4]) is None
-
-
 def test_ops_accepts_every_name_catalog_show_takes():
     from tfdet.catalog import default_catalogue
     from tfdet.probe.plan import resolve_ops
@@ -327,16 +206,6 @@ def test_ops_accepts_every_name_catalog_show_takes():
     assert [name for name, _ in unknown] == ["tf.math.bincountt"] and "tf.math.bincount" in unknown[0][1]
 
 
-def test_results_end_record_reaches_the_header(tmp_path):
-    path = str(tmp_path / "r.jsonl")
-    writer = ResultsWriter(path, {"record": "header", "schema_version": 1, "modes": ["baseline"]})
-    writer.write_case([_case("a", "baseline", "failed")])
-    writer.write_end({"record": "end", "mode_failures": {"baseline": "all failed"}})
-    writer.close()
-    header, records = read_results(path)
-    assert header["end"]["mode_failures"] == {"baseline": "all failed"} and len(records) == 1
-
-
 def test_progress_plain_lines_rich_on_a_terminal_and_nothing_when_quiet():
     import io
 
@@ -344,7 +213,7 @@ def test_progress_plain_lines_rich_on_a_terminal_and_nothing_when_quiet():
     from tfdet.probe.progress import Progress
 
     planned = PlannedCase("bincount", "forward")
-    records = [_case("bincount", "baseline", "varies")]
+    records = [make.case("bincount", "baseline", "varies")]
     for tty in (False, True):
         stream = io.StringIO()
         progress = Progress(stream, tty=tty)
@@ -366,120 +235,7 @@ def test_progress_plain_lines_rich_on_a_terminal_and_nothing_when_quiet():
     assert stream.getvalue() == ""
 
 
-# -- one writer per results file; resume compares what records mean --------------
-
-def _header(**changes):
-    header = {"record": "header", "schema_version": 1, "modes": ["baseline"], "modes_asked": ["baseline"],
-              "size": 1.0, "seed": 0, "repeats": 5, "max_repeats": 100, "processes": 2, "execution": "function",
-              "threads": {"intra_op": 2, "inter_op": 2}, "onednn": "default", "tfdet_version": "0.1.0",
-              "catalogue_digest": "sha256:abc", "planned": [["a", "forward"]], "skipped": [],
-              "environment": {"baseline": {"tf_version": "2.21.0", "python": "3.11.7"}}}
-    header.update(changes)
-    return header
-
-
-def test_a_second_writer_is_refused_while_the_first_holds_the_file(tmp_path):
-    from tfdet.probe.results import ResultsInUse
-
-    path = str(tmp_path / "r.jsonl")
-    first = ResultsWriter(path, _header())
-    with pytest.raises(ResultsInUse, match="exists: add --resume"):
-        ResultsWriter(path, _header())
-    for how in ({"resume": True}, {"overwrite": True}):
-        with pytest.raises(ResultsInUse, match="in use: another tfdet probe is writing it"):
-            ResultsWriter(path, _header(), **how)
-    first.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "x"}])
-    first.close()
-    assert [r["case"] for r in read_results(path)[1]] == ["a"]  # nothing the refused writers did reached it
-    second = ResultsWriter(path, _header(), resume=True)  # free again once the first is done
-    assert second.done == {("a", "forward", "baseline")}
-    second.close()
-
-
-def test_overwrite_renames_a_new_file_over_the_old_one(tmp_path):
-    path = tmp_path / "r.jsonl"
-    path.write_text("precious\n")
-    with open(path) as reader:  # someone reading the old file keeps reading all of it
-        writer = ResultsWriter(str(path), _header(), overwrite=True)
-        writer.close()
-        assert reader.read() == "precious\n"
-    assert read_results(str(path))[0]["size"] == 1.0
-    assert [p.name for p in tmp_path.iterdir()] == ["r.jsonl"]  # no temp file left behind
-
-
-def test_a_claimed_file_never_started_is_not_left_empty(tmp_path):
-    path = tmp_path / "r.jsonl"
-    ResultsWriter(str(path)).close()
-    assert not path.exists()
-
-
-def test_a_directory_where_the_file_should_be_is_a_write_error(tmp_path):
-    from tfdet.probe.results import ResultsWriteError
-
-    (tmp_path / "r.jsonl").mkdir()
-    for how in ({}, {"resume": True}, {"overwrite": True}):
-        with pytest.raises(ResultsWriteError, match="r.jsonl: cannot create: Is a directory"):
-            ResultsWriter(str(tmp_path / "r.jsonl"), _header(), **how)
-    (tmp_path / "file").write_text("")
-    with pytest.raises(ResultsWriteError, match="cannot create: Not a directory"):
-        ResultsWriter(str(tmp_path / "file" / "r.jsonl"), _header())
-
-
-def test_resume_names_every_parameter_that_differs(tmp_path):
-    from tfdet.probe.results import ResultsMismatch
-
-    path = str(tmp_path / "r.jsonl")
-    ResultsWriter(path, _header()).close()
-    changed = _header(size=10.0, seed=3, modes_asked=["baseline", "env"], threads={"intra_op": 1, "inter_op": 1},
-                      environment={"baseline": {"tf_version": "2.20.0", "python": "3.11.7"}})
-    with pytest.raises(ResultsMismatch) as caught:
-        ResultsWriter(path, changed, resume=True)
-    message = str(caught.value)
-    for part in ("tf_version is 2.21.0 in the file, 2.20.0 here",
-                 "size is 1.0 in the file, 10.0 here", "seed is 0 in the file, 3 here",
-                 "modes is baseline in the file, baseline,env here", "intra_op_threads is 2 in the file, 1 here"):
-        assert part in message
-    assert "repeats" not in message and "\n" not in message
-    ResultsWriter(path, _header(), resume=True).close()  # the same parameters resume
-
-
-def test_resume_of_an_older_file_takes_what_it_does_not_record_as_unknown(tmp_path):
-    from tfdet.probe.results import resume_mismatches, unrecorded_parameters
-
-    old = _header()
-    for key in ("catalogue_digest", "max_repeats", "onednn", "modes_asked"):
-        old.pop(key)
-    old["unavailable_modes"] = {"api": "needs TF 2.8"}
-    assert resume_mismatches(old, _header(modes_asked=["baseline", "api"])) == []
-    assert resume_mismatches(old, _header()) == [("modes", ["api", "baseline"], ["baseline"])]
-    assert unrecorded_parameters(old) == ["catalogue", "max_repeats", "onednn"]
-    # the environment's oneDNN setting stands in for the missing header field
-    old["environment"]["baseline"]["onednn"] = "0"
-    assert resume_mismatches(old, _header(onednn="on", modes_asked=["api", "baseline"])) == [("onednn", "off", "on")]
-
-
-def test_a_failed_write_leaves_the_file_at_its_last_complete_line(tmp_path):
-    import resource
-
-    from tfdet.probe.results import ResultsWriteError
-
-    path = str(tmp_path / "r.jsonl")
-    writer = ResultsWriter(path, _header())
-    writer.write_case([{"record": "case", "case": "a", "pass": "forward", "mode": "baseline", "outcome": "x"}])
-    size = os.path.getsize(path)
-    big = {"record": "case", "case": "b", "pass": "forward", "mode": "baseline", "outcome": "x", "pad": "y" * 5000}
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 1000, hard))  # Python ignores SIGXFSZ: the write gets EFBIG
-    try:
-        with pytest.raises(ResultsWriteError, match="r.jsonl: cannot write: File too large"):
-            writer.write_case([big])
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-    assert os.path.getsize(path) == size  # the part of the record that fitted was taken back
-    writer.write_case([big])  # the cause is gone: writing goes on
-    writer.close()
-    assert [r["case"] for r in read_results(path)[1]] == ["a", "b"]
-
+# -- scratch space ---------------------------------------------------------------
 
 def test_stale_scratch_is_removed_only_when_its_owner_is_dead(tmp_path):
     import subprocess

@@ -107,7 +107,7 @@ def _results_path(args):
 
 
 def add_parser(commands):
-    from ..probe.modes import MODES
+    from ..results import MODES
 
     parser = commands.add_parser("probe", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -168,10 +168,10 @@ def _catalogue():
 
 def _claim(args):
     """Claim the results file before anything slow starts, so a second writer fails at once."""
-    from ..probe.results import ResultsInUse, ResultsWriteError, ResultsWriter
+    from ..results import ProbeResultsWriter, ResultsInUse, ResultsWriteError
 
     try:
-        return ResultsWriter(args.out, resume=args.resume, overwrite=args.overwrite)
+        return ProbeResultsWriter(args.out, resume=args.resume, overwrite=args.overwrite)
     except ResultsInUse as exc:
         raise CommandError(str(exc), USAGE) from None
     except ResultsWriteError as exc:
@@ -192,14 +192,16 @@ def _given(args, digest):
 def _resume_defaults(args, digest, writer):
     """--resume: refuse a flag given with another value than the file's; take
     the file's value for every flag left out. Returns notes for the user."""
-    from ..probe.results import ResultsError, case_ids, mismatch_message, modes_asked, resume_parameters
+    from ..results import ResultsError
+    from ..results.probe_file import mismatch_message, resume_parameters, unrecorded_parameters
 
     try:
-        header = writer.existing_header()
+        existing = writer.existing()
     except ResultsError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
-    if header is None:
+    if existing is None:
         return []  # stopped before its header was written: nothing to compare with
+    header = existing.header
     recorded = resume_parameters(header)
     given = _given(args, digest)
     if args.max_repeats is not None:  # the file records the effective value: at least processes x repeats
@@ -216,12 +218,13 @@ def _resume_defaults(args, digest, writer):
     if args.threads is None and recorded["intra_op_threads"] is not None:
         args.threads = recorded["intra_op_threads"]
         args.inter_threads = recorded["inter_op_threads"]
-    if args.modes is None and recorded["modes"] is not None:
-        args.modes = modes_asked(header)
-        args.modes_requested = header.get("modes_requested", "--modes" in (header.get("argv") or []))
-    if args.ops is None and recorded["ops"] is not None:
-        args.ops = case_ids(header)
-    unknown = [name for name, value in recorded.items() if value is None and name in given]
+    if args.modes is None:
+        args.modes = list(header.modes_asked)
+        args.modes_requested = header.modes_requested if header.modes_requested is not None \
+            else "--modes" in header.argv
+    if args.ops is None:
+        args.ops = header.case_ids
+    unknown = [name for name in unrecorded_parameters(header) if name in given]
     if unknown:
         return ["%s does not record %s (an older tfdet wrote it); resuming as if they match" % (
             args.out, ", ".join(unknown))]
@@ -229,7 +232,7 @@ def _resume_defaults(args, digest, writer):
 
 
 def run(args, out):
-    from ..probe.modes import MODES
+    from ..results import MODES
 
     if args.modes:
         bad = [m for m in args.modes if m not in MODES]
@@ -237,11 +240,9 @@ def run(args, out):
             raise CommandError("unknown mode %s; choose from %s" % (", ".join(bad), ", ".join(MODES)), USAGE)
     catalogue = _catalogue()
     if args.ops:
-        from ..probe.cases import CASES
-        from ..probe.plan import resolve_ops
+        from ..probe import fixture_ids, resolve_ops
 
-        fixtures = {i for i, c in CASES.items() if c.fixture}
-        args.ops, unknown = resolve_ops(catalogue, args.ops, fixtures)
+        args.ops, unknown = resolve_ops(catalogue, args.ops, fixture_ids())
         if unknown:
             hints = [hint for _, suggestions in unknown for hint in suggestions[:1]]
             raise CommandError("--ops: no catalogue entry, API or raw op named %s%s (see tfdet catalog list "
@@ -279,12 +280,10 @@ def _end_like_ctrl_c_on_sigterm():
 
 
 def _run_claimed(args, out, catalogue, writer):
-    from ..probe.modes import MODES
-    from ..probe.progress import Progress
-    from ..probe.results import (ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError, describe_os_error,
-                                 read_results)
-    from ..probe.runner import ProbeConfig, ProbeError, catalogue_digest, patch_available, run_probe
-    from ..probe.summary import mode_problems, summarise, varied_under
+    from ..probe import ProbeConfig, ProbeError, Progress, catalogue_digest, patch_available, run_probe
+    from ..results import (MODES, ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError, describe_os_error,
+                           interpret, read_probe)
+    from .probe_summary import summarise
 
     args.inter_threads = args.threads
     args.modes_requested = bool(args.modes)
@@ -332,10 +331,13 @@ def _run_claimed(args, out, catalogue, writer):
     writer.close()
     if not os.path.exists(args.out):
         return INTERRUPTED if interrupted else ENVIRONMENT
-    header, records = read_results(args.out)
-    missing_modes = [p for p in mode_problems(header, records) if p.failure]
+    try:
+        results = read_probe(args.out)
+    except ResultsError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    missing_modes = [p for p in interpret.mode_problems(results) if p.failure]
     if not args.quiet:
-        out.write(summarise(header, records, path=args.out, width=shutil.get_terminal_size((120, 24)).columns) + "\n")
+        out.write(summarise(results, width=shutil.get_terminal_size((120, 24)).columns) + "\n")
     if args.report:
         from . import report_cmd
 
@@ -352,6 +354,6 @@ def _run_claimed(args, out, catalogue, writer):
         sys.stderr.write("tfdet probe: error: %s did not run (exit %d; --allow-missing-modes accepts that)\n" % (
             ", ".join("mode " + p.mode for p in missing_modes), ENVIRONMENT))
         return ENVIRONMENT
-    if args.fail_on_nondeterminism and varied_under(records, args.fail_on_nondeterminism):
+    if args.fail_on_nondeterminism and interpret.varied_under(results, args.fail_on_nondeterminism):
         return FINDING
     return OK

@@ -5,7 +5,7 @@ import json
 import os
 
 from .. import catalog
-from ..patching import preview as preview_module
+from .. import patching
 from . import arguments
 from .exitcodes import ENVIRONMENT, OK, CommandError
 
@@ -37,8 +37,8 @@ def add_parser(commands):
 def run(args, out):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TF's start-up chatter is not the answer
     try:
-        found = preview_module.preview(device=args.device, tf_version=args.tf_version, seed=args.seed,
-                                       on_unsupported=args.on_unsupported)
+        found = patching.preview(device=args.device, tf_version=args.tf_version, seed=args.seed,
+                                 on_unsupported=args.on_unsupported)
     except ImportError as exc:
         raise CommandError("cannot import TensorFlow to detect the device (%s); pass --device" % exc,
                            ENVIRONMENT) from None

@@ -3,6 +3,25 @@
 `primitive` holds the one order-fixed segment reduction everything is built on;
 `replacements` holds the drop-in functions (same signatures as the stock APIs)
 that tfdet.patch() installs where the catalogue says the installed TensorFlow
-and device need them. The install/undo layer lives elsewhere; importing this
-package imports nothing (not even TensorFlow).
+and device need them; `registry` is the one list of them.
+
+The facade the CLI uses is below; each name is loaded on first use, so that
+importing this package imports nothing (not even TensorFlow).
 """
+
+_LAZY = {
+    "preview": "preview",  # what patch() would do, without TensorFlow: `tfdet status`
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module 'tfdet.patching' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module("%s.%s" % (__name__, module)), name)
+    globals()[name] = value
+    return value

@@ -1,11 +1,15 @@
 """Turn what the workers reported for one case into result records. Pure,
 apart from `load`, the function that reads a saved output array."""
 
+import dataclasses
+
 from ..results import stats
+from ..results.probe_records import CaseRecord
+from ..results.vocabulary import DETERMINISTIC, FAILED, RAISED, SKIPPED, VARIES
 
 
-def variance_record(process_results, load):
-    """Variance figures for one (case, pass, mode) over its processes.
+def variance_fields(process_results, load):
+    """Variance figures for one (case, pass, mode) over its processes: CaseRecord fields.
 
     process_results: one dict per process: {"digests", "saved", "raised"} as
     the worker answered, or {"failed": {"message", "stderr_tail"}}.
@@ -15,11 +19,11 @@ def variance_record(process_results, load):
     digests = _digests_by_process(process_results)
     record = {"processes": len(digests) if not failed else len(process_results)}
     if failed:
-        record.update(outcome="failed", error_type="WorkerFailed", error_message=failed[0]["message"],
+        record.update(outcome=FAILED, error_type="WorkerFailed", error_message=failed[0]["message"],
                       stderr_tail=failed[0].get("stderr_tail", ""))
         return record
     if raised:
-        record.update(outcome="raised", error_type=raised[0]["type"], error_message=raised[0]["message"],
+        record.update(outcome=RAISED, error_type=raised[0]["type"], error_message=raised[0]["message"],
                       raised_in_processes=len(raised))
         return record
     record.update(stats.summarise_digests(digests))
@@ -33,8 +37,8 @@ def variance_record(process_results, load):
         summary.pop("distinct", None)
         record.update(summary)
     record["first_digest"] = digests[0][0] if digests and digests[0] else None
-    record["outcome"] = "varies" if record["distinct"] > 1 else "deterministic"
-    if record["outcome"] == "deterministic":
+    record["outcome"] = VARIES if record["distinct"] > 1 else DETERMINISTIC
+    if record["outcome"] == DETERMINISTIC:
         # what this silence rules out: any per-run rate of differing results above this
         record["rate_ruled_out_95"] = stats.max_rate_ruled_out(record["runs"])
     return record
@@ -74,23 +78,27 @@ def cost_fields(samples, baseline_samples):
 
 
 def case_records(case_id, pass_name, variance_by_mode, samples_by_mode, load):
-    """Records for every mode of one (case, pass). Baseline is the reference
+    """CaseRecords for every mode of one (case, pass). Baseline is the reference
     for cost ratios and for `matches_baseline` (bitwise equal results)."""
-    records = []
+    fields_by_mode = {}
     baseline_samples = samples_by_mode.get("baseline") or []
-    baseline = None
     for mode, process_results in variance_by_mode.items():
-        record = {"record": "case", "case": case_id, "pass": pass_name, "mode": mode}
-        record.update(variance_record(process_results, load))
-        record.update(cost_fields(samples_by_mode.get(mode) or [], baseline_samples if mode != "baseline" else []))
-        if mode == "baseline":
-            baseline = record
-        records.append(record)
-    for record in records:
-        if baseline is not None and record.get("first_digest") and baseline.get("first_digest"):
-            record["matches_baseline"] = record["first_digest"] == baseline["first_digest"]
+        fields = variance_fields(process_results, load)
+        fields.update(cost_fields(samples_by_mode.get(mode) or [], baseline_samples if mode != "baseline" else []))
+        fields_by_mode[mode] = fields
+    baseline_digest = (fields_by_mode.get("baseline") or {}).get("first_digest")
+    records = []
+    for mode, fields in fields_by_mode.items():
+        if baseline_digest and fields.get("first_digest"):
+            fields["matches_baseline"] = fields["first_digest"] == baseline_digest
+        records.append(CaseRecord(record="case", case=case_id, pass_name=pass_name, mode=mode, **fields))
     return records
 
 
+def annotated(record, **fields):
+    """The record with more fields set (what the catalogue expected, extra runs)."""
+    return dataclasses.replace(record, **fields)
+
+
 def skipped_record(case_id, reason):
-    return {"record": "case", "case": case_id, "pass": None, "mode": None, "outcome": "skipped", "reason": reason}
+    return CaseRecord(record="case", case=case_id, outcome=SKIPPED, reason=reason)

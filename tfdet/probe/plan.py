@@ -89,3 +89,10 @@ def resolve_ops(catalogue, names, fixture_ids=()):
                 continue
         ids.extend(i for i in found if i not in ids)
     return ids, unknown
+
+
+def fixture_ids():
+    """The probe's own test fixtures (cases with no catalogue entry), which --ops also takes."""
+    from .cases import describe_cases
+
+    return {case_id for case_id, spec in describe_cases().items() if spec["fixture"]}

@@ -6,7 +6,7 @@ import time
 
 
 def _outcomes(records):
-    return ", ".join("%s %s" % (r["mode"], r["outcome"]) for r in records)
+    return ", ".join("%s %s" % (r.mode, r.outcome) for r in records)
 
 
 class Progress(object):
@@ -60,7 +60,7 @@ class Progress(object):
             return
         if self._live is not None:
             self._live.advance(self._task)
-            if any(r["outcome"] != "deterministic" for r in records):  # what varied, raised or failed stays on screen
+            if any(r.outcome != "deterministic" for r in records):  # what varied, raised or failed stays on screen
                 self._live.console.print("%s %s: %s" % (planned.case_id, planned.pass_name, _outcomes(records)),
                                          markup=False)
             return

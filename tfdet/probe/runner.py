@@ -1,6 +1,7 @@
 """Run a probe: worker processes per mode, cases in turn, interleaved timing,
 records written as each case finishes."""
 
+import dataclasses
 import datetime
 import hashlib
 import os
@@ -9,14 +10,15 @@ import sys
 import time
 
 from .. import __version__
+from ..catalog import expected_to_vary
+from ..results import interpret, stats
+from ..results.probe_file import ProbeResultsWriter, read_probe
+from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
 from . import cases as case_registry
 from . import measure, scratch
-from ..results import stats
-from ..catalog import expected_to_vary
 from .modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
 from .process import WorkerFailed, WorkerProcess, module_command
-from .results import ResultsWriter, read_results
 
 
 class ProbeError(Exception):
@@ -48,7 +50,7 @@ class ProbeConfig(object):
         self.fixtures = tuple(fixtures)
         self.resume = resume
         self.overwrite = overwrite
-        # A ResultsWriter that has already claimed `out` (the CLI claims it before
+        # A ProbeResultsWriter that has already claimed `out` (the CLI claims it before
         # anything slow starts, so a second writer fails at once); None: run_probe claims it.
         self.results = results
         self.argv = argv or []
@@ -296,13 +298,15 @@ class Probe(object):
         import numpy as np
 
         records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, np.load)
-        for record in records:
-            expected = self.expectations.get((planned.case_id, record["mode"]))
+        for index, record in enumerate(records):
+            extra = {}
+            expected = self.expectations.get((planned.case_id, record.mode))
             if expected:
-                record["catalogue_expects_variance"] = expected
-            if record["mode"] in notes:
-                reason, extra = notes[record["mode"]]
-                record.update(repeated_because=reason, extra_runs=extra)
+                extra["catalogue_expects_variance"] = expected
+            if record.mode in notes:
+                extra["repeated_because"], extra["extra_runs"] = notes[record.mode]
+            if extra:
+                records[index] = measure.annotated(record, **extra)
         for name in os.listdir(self.scratch):
             os.remove(os.path.join(self.scratch, name))
         return records
@@ -341,30 +345,31 @@ class Probe(object):
         planned, skipped = plan_cases(
             config.catalogue, case_registry.describe_cases(), first["tf_version"], first["device"],
             machine_capabilities(first["device"], len(first["gpus"])), only=config.ops, fixtures=config.fixtures)
-        header = {
-            "record": "header", "schema_version": 1, "tfdet_version": __version__,
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "argv": list(config.argv), "modes": self.active_modes, "unavailable_modes": unavailable,
-            "mode_failures": dict(self.mode_failures), "not_applicable_modes": not_applicable,
-            "processes": config.processes, "repeats": config.repeats, "max_repeats": config.max_repeats,
-            "size": config.size, "rounds": config.rounds,
-            "seed": config.seed, "execution": config.execution, "timeout_s": config.timeout,
-            "threads": {"intra_op": config.intra_threads, "inter_op": config.inter_threads},
-            "onednn": {None: "default", True: "on", False: "off"}[config.onednn],
-            "modes_asked": list(config.modes), "modes_requested": config.modes_requested,
-            "catalogue_digest": catalogue_digest(),
-            "environment": environments,
-            "planned": [list(p) for p in planned], "skipped": [list(s) for s in skipped],
-        }
-        writer = config.results or ResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
+        header = ProbeHeader(
+            record="header", schema_version=SCHEMA_VERSION, kind="probe", tfdet_version=__version__,
+            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            argv=list(config.argv), modes=list(self.active_modes), modes_asked=list(config.modes),
+            modes_requested=config.modes_requested, unavailable_modes=unavailable,
+            mode_failures=dict(self.mode_failures), not_applicable_modes=not_applicable,
+            processes=config.processes, repeats=config.repeats, max_repeats=config.max_repeats,
+            size=float(config.size), rounds=config.rounds, seed=config.seed, execution=config.execution,
+            timeout_s=float(config.timeout),
+            threads=Threads(intra_op=config.intra_threads, inter_op=config.inter_threads),
+            onednn={None: "default", True: "on", False: "off"}[config.onednn],
+            catalogue_digest=catalogue_digest(),
+            environment={mode: Environment.from_json(env, "the %s worker's environment" % mode)
+                         for mode, env in environments.items()},
+            planned=[list(p) for p in planned], skipped=[list(s) for s in skipped],
+        )
+        writer = config.results or ProbeResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:
             writer.start(header)
-            writer.write_case([measure.skipped_record(s.case_id, s.reason) for s in skipped])
+            writer.write_cases([measure.skipped_record(s.case_id, s.reason) for s in skipped])
             todo = [p for p in planned if any((p.case_id, p.pass_name, m) not in writer.done for m in self.active_modes)]
             self.progress.start(len(todo), len(planned) - len(todo))
             for planned_case in todo:
                 records = self.run_case(planned_case)
-                writer.write_case(records)
+                writer.write_cases(records)
                 self.progress.finished(planned_case, records)
             writer.write_end(self._end_record(writer))
         finally:
@@ -373,13 +378,12 @@ class Probe(object):
 
     def _end_record(self, writer):
         """What the whole run came to, for the file: modes that should have run and did not."""
-        from .summary import mode_problems
-
-        _, records = read_results(writer.path)
-        header = dict(writer.header, mode_failures=dict(writer.header.get("mode_failures") or {}, **self.mode_failures))
-        failures = {p.mode: p.reason for p in mode_problems(header, records) if p.failure}
-        return {"record": "end", "mode_failures": failures,
-                "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        results = read_probe(writer.path)
+        results.header = dataclasses.replace(
+            results.header, mode_failures=dict(results.header.mode_failures, **self.mode_failures))
+        failures = {p.mode: p.reason for p in interpret.mode_problems(results) if p.failure}
+        return EndRecord(record="end", mode_failures=failures,
+                         finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
 
 
 def run_probe(config, progress):

@@ -101,7 +101,12 @@ def _convert(value, tp, path, where):
             return None
         raise wrong()
     if optional:
-        return _convert(value, inner, path, where)
+        try:
+            return _convert(value, inner, path, where)
+        except RecordError as exc:
+            if str(exc).startswith("%s: field %s: expected" % (where, path)):
+                raise wrong() from None  # say "or null" too
+            raise
     if _is_record(tp):
         if not isinstance(value, dict):
             raise wrong()
