@@ -1,5 +1,6 @@
 """`tfdet report` and `tfdet probe --report`: exit codes, messages, files written."""
 
+import json
 import os
 import subprocess
 import sys
@@ -11,12 +12,10 @@ from cli_runner import run_cli as run
 from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED
 
 
-
-
 @pytest.mark.parametrize("path, message", [
     (os.path.join(FIXTURES, "no-such-file.jsonl"), "no-such-file.jsonl: cannot read: No such file or directory"),
     (NOT_RESULTS, "not_results.jsonl: not a tfdet results file (no header record on line 1)"),
-    (SCHEMA_V99, "results schema version 99; this tfdet reads version 1"),
+    (SCHEMA_V99, "schema_v99.jsonl: results schema version 99 is newer than this tfdet reads (2): upgrade tfdet"),
     (FIXTURES, "is a directory, not a results file"),
     (os.path.join(CATALOG, "fixture.yaml"), "not a tfdet results file (line is not JSON)"),
 ])
@@ -26,6 +25,40 @@ def test_bad_input_is_a_clear_message_and_exit_3(tmp_path, path, message):
     assert code == INVALID_INPUT, err
     assert err.startswith("tfdet: error: ") and message in err
     assert not output.exists() and out == ""
+
+
+def _with_line(tmp_path, number, change):
+    """RUN_A with line `number` (1-based) changed by change(dict) -> dict; the copy's path."""
+    lines = open(RUN_A, encoding="utf-8").read().splitlines()
+    lines[number - 1] = json.dumps(change(json.loads(lines[number - 1])), sort_keys=True)
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("number, change, words", [
+    (1, lambda h: dict(h, execution="<b>function</b>"), ("field execution", "'<b>function</b>'")),
+    (1, lambda h: dict(h, repeats="5"), ("field repeats", "integer", "'5'")),
+    (1, lambda h: dict(h, environment=dict(h["environment"], api=dict(h["environment"]["api"], device="tpu"))),
+     ("field environment.api.device", "'tpu'")),
+    (3, lambda r: dict(r, outcome="weird"), ("field outcome", "'weird'")),
+    (3, lambda r: dict(r, distinct="many"), ("field distinct", "integer", "'many'")),
+    (3, lambda r: dict(r, ratio="fast"), ("field ratio", "number", "'fast'")),
+    (3, lambda r: dict(r, mode="turbo"), ("field mode", "'turbo'")),
+    (3, lambda r: dict(r, speed=1), ("unknown field speed",)),
+    (3, lambda r: {k: v for k, v in r.items() if k != "case"}, ("missing field case",)),
+    (3, lambda r: dict(r, record="summary"), ("'summary'",)),
+])
+def test_an_invalid_record_is_exit_3_naming_file_line_and_field(tmp_path, number, change, words):
+    """What a valid file cannot hold (a value outside a field's choices, a wrong type, an unknown
+    or missing field) is refused by the typed reader: exit 3, one line naming file:line and the field."""
+    path = _with_line(tmp_path, number, change)
+    output = tmp_path / "r.html"
+    code, out, err = run("report", RUN_A, path, "-o", str(output))
+    assert code == INVALID_INPUT, err
+    assert err.startswith("tfdet: error: %s:%d: " % (path, number)) and err.count("\n") == 1, err
+    assert all(word in err for word in words), err
+    assert "Traceback" not in err and not output.exists() and out == ""
 
 
 def test_writes_the_page(tmp_path):

@@ -8,21 +8,27 @@ from tfdet.report.crosscheck import (
     DISAGREEMENT, NEWLY_MEASURED, NOT_REPRODUCED, Claim, check, check_run, describe, expand_switches,
     summarise_modes, switch_sets,
 )
+from tfdet.results import CaseRecord
 
 ON = frozenset({"TF_DETERMINISTIC_OPS", "enable_op_determinism"})
 SWITCHES = {"baseline": frozenset(), "env": ON, "api": ON}
 
 
+def record(outcome, **fields):
+    """A CaseRecord of case "op" (the cross-check reads typed records only)."""
+    return CaseRecord(record="case", case="op", pass_name="forward", outcome=outcome, **fields)
+
+
 def det(distinct=1):
-    return {"outcome": "deterministic", "distinct": distinct, "runs": 10}
+    return record("deterministic", distinct=distinct, runs=10)
 
 
 def var(distinct=4):
-    return {"outcome": "varies", "distinct": distinct, "runs": 10}
+    return record("varies", distinct=distinct, runs=10)
 
 
 def raised(kind="UnimplementedError"):
-    return {"outcome": "raised", "error_type": kind, "error_message": "no deterministic kernel"}
+    return record("raised", error_type=kind, error_message="no deterministic kernel")
 
 
 def run(claim, switches=SWITCHES, **records):
@@ -153,7 +159,7 @@ def test_unknown_or_missing_claims_are_newly_measured(claim):
 
 
 def test_failed_skipped_and_missing_cells_are_never_evidence():
-    failed = {"outcome": "failed", "error_message": "killed"}
+    failed = record("failed", error_message="killed")
     assert run(Claim("deterministic"), baseline=failed, env=failed) == []
     assert run(None, baseline=failed) == []
     assert run(Claim("deterministic")) == []
@@ -221,7 +227,7 @@ PATCHED = dict(SWITCHES, patched=ON)
 
 
 def seeded(across):
-    return {"outcome": "varies", "distinct": 5, "runs": 10, "distinct_across_processes": across}
+    return record("varies", distinct=5, runs=10, distinct_across_processes=across)
 
 
 def test_patched_mode_is_not_a_test_of_a_raise_claim():

@@ -1,9 +1,11 @@
 """The view model: runs, environments and their differences, rows and cells,
 the cross-check on whole files, the plain-language summary, interrupted runs."""
 
-from report_paths import PARTIAL, RUN_A, RUN_B
+from report_paths import PARTIAL, RUN_A, RUN_B, make_fixtures
 
 from tfdet.report import build_report
+
+fx = make_fixtures()  # builders of typed records
 
 
 def cells_of(report, case, pass_name="forward"):
@@ -180,20 +182,20 @@ def test_without_a_catalogue_nothing_is_cross_checked(build):
     assert all(r.title == "" for r in report.rows)
 
 
-def test_malformed_but_readable_content_does_not_crash():
-    header = {"record": "header", "schema_version": 1, "modes": "baseline", "environment": "nope",
-              "planned": [["a"], 5, ["b", "forward"]], "skipped": [[None, "x"], ["c"]], "unavailable_modes": [],
-              "threads": None}
-    records = [{"record": "case", "case": "b", "pass": "forward", "mode": "baseline", "outcome": "weird",
-                "distinct": "many", "ratio": "fast"},
-               {"record": "case", "case": 7, "mode": "baseline", "outcome": "varies"},
-               {"record": "case", "case": "d", "pass": "forward", "mode": "env", "outcome": "varies", "runs": None}]
-    report = build_report([("odd.jsonl", header, records)])
+def test_odd_but_valid_content_does_not_crash():
+    """What the typed reader lets through and a hand-edited file may still hold: no
+    environment, a mode in the records the header does not list, a planned item that
+    is not a [case, pass] pair, a skipped case with no reason."""
+    head = fx.header(modes=["baseline"], environment={}, planned=[["a"], ["b", "forward"]], skipped=[["c"]])
+    records = [fx.rec("b", "forward", "baseline", "deterministic"), fx.rec("d", "forward", "env", "varies", 2, 3)]
+    report = build_report([fx.results(head, records, "odd.jsonl")])
     (run,) = report.runs
     assert run.tf_version == "unknown" and run.device is None and run.modes == ["baseline", "env"]
-    assert {(r.case, r.pass_name) for r in report.rows} == {("b", "forward"), ("d", "forward"), ("c", None)}
-    _, cells = cells_of(report, "b")
-    assert cells["r1", "baseline"].outcome == "failed"  # an unknown outcome is never shown as a good one
+    assert run.label == "TF unknown \u00b7 unknown device" and run.environment["TensorFlow"] == "unknown"
+    assert [(r.case, r.pass_name) for r in report.rows] == [("b", "forward"), ("d", "forward"), ("c", None)]
+    _, cells = cells_of(report, "c", None)
+    assert cells["r1", "baseline"].label == "skipped" and cells["r1", "baseline"].figures == [
+        ("reason", "no reason recorded")]
 
 
 def test_green_cells_the_catalogue_says_vary_are_flagged_in_the_cell_and_the_summary(build):
@@ -214,9 +216,12 @@ def test_green_cells_the_catalogue_says_vary_are_flagged_in_the_cell_and_the_sum
 
 
 def _in_memory(records, **header):
-    head = dict({"record": "header", "schema_version": 1, "modes": ["baseline", "patched"], "processes": 2,
-                 "repeats": 5, "environment": {"baseline": {"tf_version": "2.21.0", "device": "cpu"}}}, **header)
-    return [("mem.jsonl", head, [dict({"record": "case", "pass": "forward"}, **r) for r in records])]
+    """[ProbeResults] of one TF 2.21 CPU run held in memory, from typed records (pass forward)."""
+    header.setdefault("modes", ["baseline", "patched"])
+    header.setdefault("environment", {"baseline": fx.env()})
+    head = fx.header(**header)
+    return [fx.results(head, [fx.CaseRecord(**dict({"record": "case", "pass_name": "forward"}, **r))
+                              for r in records])]
 
 
 def test_a_mode_that_did_not_run_is_the_first_sentence_of_the_summary(catalogue):
@@ -226,7 +231,8 @@ def test_a_mode_that_did_not_run_is_the_first_sentence_of_the_summary(catalogue)
     (run,) = build_report(results, catalogue=catalogue).runs
     assert run.summary[0] == ("Mode patched did not run: no case gave a measurement: all 1 failed (ImportError: "
                               "yaml). Its column is empty or failed; nothing here says what it fixes or costs.")
-    results = _in_memory(results[0][2][:1], modes=["baseline"], not_applicable_modes={"api": "no API in TF 1.15"})
+    results = _in_memory([{"case": "segment-sum", "mode": "baseline", "outcome": "deterministic", "distinct": 1,
+                           "runs": 10}], modes=["baseline"], not_applicable_modes={"api": "no API in TF 1.15"})
     (run,) = build_report(results, catalogue=catalogue).runs
     assert not run.summary[0].startswith("Mode") and "Mode api was not run (not applicable here): no API in TF " \
         "1.15." in run.summary
@@ -260,9 +266,8 @@ def test_an_op_only_the_patch_fixes_is_not_counted_as_still_varying(catalogue):
         {"case": "segment-sum", "mode": "env", "outcome": "varies", "distinct": 2, "runs": 10},
         {"case": "segment-sum", "mode": "patched", "outcome": "varies", "distinct": 2, "runs": 10}],
         modes=["baseline", "env", "patched"],
-        environment={"baseline": {"tf_version": "2.21.0", "device": "cpu"},
-                     "env": {"tf_version": "2.21.0", "device": "cpu", "env": {"TF_DETERMINISTIC_OPS": "1"}},
-                     "patched": {"tf_version": "2.21.0", "device": "cpu"}})
+        environment={"baseline": fx.env(), "env": fx.env(mode_env={"TF_DETERMINISTIC_OPS": "1"}),
+                     "patched": fx.env()})
     (run,) = build_report(results, catalogue=catalogue).runs
     assert "; 1 more only with tfdet.patch() (bincount); 1 still varies;" in run.summary[0], run.summary[0]
     lists = dict(run.summary_lists)

@@ -7,7 +7,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from report_paths import HOSTILE, PARTIAL, RUN_A, RUN_B
+from report_paths import HOSTILE, PARTIAL, RUN_A, RUN_B, make_fixtures
 
 from tfdet.report import render_report
 from tfdet.report.render import environment
@@ -122,11 +122,16 @@ HOSTILE_STRINGS = [
     "<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "<svg onload=alert(3)>", "<script>alert(4)</script>",
     "<iframe src=javascript:alert(5)></iframe>", '"><script>alert(6)</script>', "<script>alert(7)</script>",
     "<img src=y onerror=alert(8)>", "<script>alert(9)</script>", "<script>alert(10)</script>", "<b>Boom</b>",
-    "<b>function</b>", '<a href="http://evil.example/">click</a>', "/tmp/<script>alert('path')</script>/python",
+    "<script>alert(11)</script>", '<a href="http://evil.example/">click</a>', "<marquee>gpu</marquee>",
+    "/tmp/<script>alert('path')</script>/python", "<style>body{display:none}</style>", "<blink>535</blink>",
+    "<form action=//evil.example><button>go</button></form>", "<object>float32</object>", "<span>overflow</span>",
+    "<em>dirty</em>", "<i>tail</i>", "</textarea>",
 ]
 
 
 def test_hostile_strings_render_as_text(build, tmp_path):
+    """Markup, quotes, unicode and very long text, in every free-text field a valid file can hold."""
+    fx = make_fixtures()
     path = tmp_path / "<img src=q onerror=alert('file')>.jsonl"  # no '/' in a file name
     path.write_text(open(HOSTILE, encoding="utf-8").read(), encoding="utf-8")
     html = render_report(build(str(path), title="<script>alert('title')</script>"))
@@ -134,15 +139,21 @@ def test_hostile_strings_render_as_text(build, tmp_path):
         assert raw not in html, raw
     page = Page(html)
     tags = {t for t, _ in page.tags}
-    assert not tags & {"script", "iframe", "img", "b", "object", "embed", "link"}
+    assert not tags & {"script", "iframe", "img", "b", "object", "embed", "link", "form", "marquee", "blink", "i",
+                       "u", "textarea", "button"}
+    assert [t for t, _ in page.tags].count("style") == 1  # the page's own stylesheet, no other
     assert all(not k.startswith("on") for _, attrs in page.tags for k in attrs)
     assert not [a for a in page.all("a") if "evil.example" in (a.get("href") or "")]
-    # ... and they are there, as text
+    # ... and they are there, as text: case names, reasons, messages, the environment, the catalogue's words
     text = "".join(page.text)
     for shown in ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "<script>alert(7)</script>",
                   "<iframe src=javascript:alert(5)></iframe>", "<img src=q onerror=alert('file')>.jsonl",
-                  "/tmp/<script>alert('path')</script>/python", "<b>function</b>"):
+                  "/tmp/<script>alert('path')</script>/python", "<script>alert(11)</script>",
+                  "<style>body{display:none}</style>", "<marquee>gpu</marquee> (compute <u>8.0</u>)",
+                  "<form action=//evil.example><button>go</button></form>", fx.QUOTES, fx.UNICODE, fx.LONG_CASE,
+                  "<object>float32</object>"):
         assert shown in text, shown
+    assert fx.LONG.strip() in text  # a very long message is shown whole, as text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # in the SVG too, escaped by svg.py
 
 

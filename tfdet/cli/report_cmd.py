@@ -24,8 +24,9 @@ examples:
   tfdet probe --report report.html             # probe, then render
 
 exit codes: 0 written; 1 --fail-on-disagreement found one; 2 usage;
-3 invalid input (missing file, not a results file, unknown schema version,
-bad --catalog); 5 the report could not be written (one line names the path and why).
+3 invalid input (missing file, not a results file, a malformed record: one
+line names file:line and the field, unknown schema version, bad --catalog);
+5 the report could not be written (one line names the path and why).
 """
 
 
@@ -57,8 +58,8 @@ def render(paths, output, catalogue, title=None):
     Shared with `tfdet probe --report`. Errors are CommandErrors with the
     shared exit codes.
     """
-    from ..probe.results import ResultsError
     from ..report import report_from_files
+    from ..results import ResultsError
 
     for path in paths:
         if os.path.isdir(path):

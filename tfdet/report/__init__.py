@@ -1,8 +1,10 @@
 """HTML reports of probe results: `tfdet report RESULTS... -o report.html`.
 
-model.py turns results into a view model (pure), crosscheck.py compares
-measurements with the catalogue (pure), svg.py draws the charts (pure),
-render.py renders the page with Jinja2 (autoescaped).
+model.py turns typed results (tfdet.results) into a view model (pure), its
+steps each in a module of their own (runs, environment, grid, findings, prose,
+charts, on formatting and view); crosscheck.py compares measurements with the
+catalogue (pure), svg.py draws the charts (pure), render.py renders the page
+with Jinja2 (autoescaped).
 """
 
 from .model import build_report
@@ -10,18 +12,16 @@ from .render import render_report
 
 
 def report_from_files(paths, catalogue=None, title=None, generated=None):
-    """Read results files and render their report: the page as a string.
+    """Read results files and render their report: (Report, the page as a string).
 
-    Raises tfdet.probe.results.ResultsError for a file that is missing, not a
-    results file, or of an unknown schema version.
+    Raises tfdet.results.ResultsError, naming the file (and line and field),
+    for a file that is missing, not a results file, malformed, or of an unknown
+    schema version.
     """
     from .. import __version__
-    from ..probe.results import read_results
+    from ..results import load
 
-    results = []
-    for path in paths:
-        header, records = read_results(path)
-        results.append((path, header, records))
+    results = [load(path) for path in paths]
     report = build_report(results, catalogue=catalogue, title=title, tfdet_version=__version__)
     return report, render_report(report, generated=generated)
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from ..catalog.model import expand_switch_aliases as expand_switches
+from ..results.vocabulary import MEASURED
 
 DISAGREEMENT = "disagreement"
 NOT_REPRODUCED = "not_reproduced"
@@ -37,7 +38,6 @@ KINDS = (DISAGREEMENT, NOT_REPRODUCED, NEWLY_MEASURED)
 
 BASELINE = "baseline"
 PATCHED = "patched"
-_MEASURED = ("deterministic", "varies", "raised")
 
 
 @dataclass(frozen=True)
@@ -72,15 +72,19 @@ class Finding:
     message: str  # plain text; the template escapes it
 
 
+def _count(value):
+    return "?" if value is None else value
+
+
 def describe(mode, record):
-    """'varied under env (2/10 distinct results)' style text for one cell."""
-    outcome = record.get("outcome")
+    """'varied under env (2/10 distinct results)' style text for one cell (a CaseRecord)."""
+    outcome = record.outcome
     if outcome in ("deterministic", "varies"):
-        figures = "%s/%s distinct results" % (record.get("distinct", "?"), record.get("runs", "?"))
+        figures = "%s/%s distinct results" % (_count(record.distinct), _count(record.runs))
         verb = "was reproducible" if outcome == "deterministic" else "varied"
         return "%s under %s (%s)" % (verb, mode, figures)
     if outcome == "raised":
-        return "raised %s under %s" % (record.get("error_type") or "an error", mode)
+        return "raised %s under %s" % (record.error_type or "an error", mode)
     return "%s under %s" % (outcome, mode)
 
 
@@ -88,11 +92,11 @@ def summarise_modes(measured):
     """'Varied under baseline (3/10) and env (4/10); reproducible under api (1/10).' for {mode: record}."""
     groups = {}
     for mode, record in measured.items():
-        outcome = record.get("outcome")
+        outcome = record.outcome
         if outcome in ("deterministic", "varies"):
-            figure = "%s/%s" % (record.get("distinct", "?"), record.get("runs", "?"))
+            figure = "%s/%s" % (_count(record.distinct), _count(record.runs))
         else:
-            figure = record.get("error_type") or "an error"
+            figure = record.error_type or "an error"
         groups.setdefault(outcome, []).append("%s (%s)" % (mode, figure))
     verbs = (("varies", "varied under"), ("raised", "raised under"), ("deterministic", "reproducible under"))
     parts = ["%s %s" % (verb, _join(groups[outcome])) for outcome, verb in verbs if outcome in groups]
@@ -120,11 +124,11 @@ def check(case, pass_name, claim, records_by_mode, mode_switches):
     """Findings for one (case, pass) of one run.
 
     claim: a Claim, or None when the catalogue says nothing for this version
-    and device. records_by_mode: {mode: record}. mode_switches: {mode:
+    and device. records_by_mode: {mode: CaseRecord}. mode_switches: {mode:
     frozenset of switch ids the mode turned on for this device, aliases
     included}; the baseline's is empty.
     """
-    measured = {m: r for m, r in records_by_mode.items() if r and r.get("outcome") in _MEASURED}
+    measured = {m: r for m, r in records_by_mode.items() if r and r.outcome in MEASURED}
     if not measured:
         return []
     status = claim.status if claim else "unknown"
@@ -136,7 +140,7 @@ def check(case, pass_name, claim, records_by_mode, mode_switches):
     # mode tests only what the catalogue says the patch does; see _check_patched.
     determinism = {m: r for m, r in measured.items() if mode_switches.get(m) and m != PATCHED}
     base = measured.get(BASELINE)
-    base_raised = base is not None and base.get("outcome") == "raised"
+    base_raised = base is not None and base.outcome == "raised"
 
     def relevant(mode):
         on = mode_switches.get(mode) or frozenset()
@@ -152,8 +156,8 @@ def check(case, pass_name, claim, records_by_mode, mode_switches):
     claim_text = _claim_text(claim)
     found = []
     if status == "deterministic":
-        varied = [m for m, r in measured.items() if r["outcome"] == "varies"]
-        raised = [m for m, r in determinism.items() if r["outcome"] == "raised" and not base_raised]
+        varied = [m for m, r in measured.items() if r.outcome == "varies"]
+        raised = [m for m, r in determinism.items() if r.outcome == "raised" and not base_raised]
         if varied:
             found.append(finding(DISAGREEMENT, varied, "The catalogue says %s; it %s." % (
                 claim_text, _join(describe(m, measured[m]) for m in varied))))
@@ -163,7 +167,7 @@ def check(case, pass_name, claim, records_by_mode, mode_switches):
         return found
 
     if status == "not_applicable":
-        ran = [m for m, r in measured.items() if r["outcome"] in ("deterministic", "varies")]
+        ran = [m for m, r in measured.items() if r.outcome in ("deterministic", "varies")]
         if ran:
             found.append(finding(DISAGREEMENT, ran, "The catalogue says there is no such op on this device "
                                  "(not_applicable for TF %s), but the probe ran it: it %s." % (
@@ -172,24 +176,24 @@ def check(case, pass_name, claim, records_by_mode, mode_switches):
 
     tested = {m: r for m, r in determinism.items() if relevant(m)}
     if status == "deterministic_with_switch":
-        bad = [m for m, r in tested.items() if r["outcome"] == "varies" or (r["outcome"] == "raised" and not base_raised)]
+        bad = [m for m, r in tested.items() if r.outcome == "varies" or (r.outcome == "raised" and not base_raised)]
         if bad:
             found.append(finding(DISAGREEMENT, bad, "The catalogue says %s: reproducible with the switch on; it %s." % (
                 claim_text, _join(describe(m, measured[m]) for m in bad))))
     elif status == "raises_under_determinism":
-        quiet = [m for m, r in tested.items() if r["outcome"] in ("deterministic", "varies")]
+        quiet = [m for m, r in tested.items() if r.outcome in ("deterministic", "varies")]
         if quiet:
             error = " (%s)" % claim.error_type if claim.error_type else ""
             found.append(finding(DISAGREEMENT, quiet, "The catalogue says %s: it raises%s once determinism is on; "
                                  "it did not raise: it %s." % (
                                      claim_text, error, _join(describe(m, measured[m]) for m in quiet))))
     elif status == "nondeterministic":
-        fixed = [m for m, r in determinism.items() if r["outcome"] == "deterministic"]
-        raised = [m for m, r in determinism.items() if r["outcome"] == "raised" and not base_raised]
-        if base is not None and base.get("outcome") == "varies" and fixed:
+        fixed = [m for m, r in determinism.items() if r.outcome == "deterministic"]
+        raised = [m for m, r in determinism.items() if r.outcome == "raised" and not base_raised]
+        if base is not None and base.outcome == "varies" and fixed:
             # "Did not vary in N runs" only contradicts the claim when the baseline
             # varied often; rare, intermittent variance can miss a few runs.
-            often = 2 * (base.get("distinct") or 0) >= (base.get("runs") or 0)
+            often = 2 * (base.distinct or 0) >= (base.runs or 0)
             found.append(finding(
                 DISAGREEMENT if often else NOT_REPRODUCED, fixed,
                 "The catalogue says %s: no TensorFlow switch fixes it; it %s but %s.%s" % (
@@ -203,9 +207,9 @@ def check(case, pass_name, claim, records_by_mode, mode_switches):
     found.extend(_check_patched(claim, claim_text, measured, mode_switches, relevant(PATCHED), base_raised,
                                 case, pass_name))
 
-    if base is not None and base.get("outcome") == "deterministic" and not any(
-            r["outcome"] == "varies" for r in measured.values()):
-        runs = base.get("runs")
+    if base is not None and base.outcome == "deterministic" and not any(
+            r.outcome == "varies" for r in measured.values()):
+        runs = base.runs
         condition = " Its condition: %s." % claim.condition if claim.condition else ""
         found.append(finding(NOT_REPRODUCED, (BASELINE,), "The catalogue says %s: it varies as TensorFlow ships; "
                              "it did not vary in %s runs without determinism here.%s" % (
@@ -226,9 +230,8 @@ def _check_patched(claim, claim_text, measured, mode_switches, switches_on, base
         fix = "the switch tfdet.patch() turns on"
     else:
         return []  # the catalogue says nothing about what the patch does here
-    outcome = record.get("outcome")
-    if outcome == "varies" and claim.fixed_by_seeding and not claim.patch and record.get(
-            "distinct_across_processes") == 1:
+    outcome = record.outcome
+    if outcome == "varies" and claim.fixed_by_seeding and not claim.patch and record.distinct_across_processes == 1:
         return []  # seeded: a random sequence within a process, the same one in every process
     if outcome == "varies" or (outcome == "raised" and not base_raised):
         return [Finding(DISAGREEMENT, case, pass_name, claim.status, (PATCHED,),
@@ -240,7 +243,7 @@ def _check_patched(claim, claim_text, measured, mode_switches, switches_on, base
 def check_run(rows, claims, mode_switches):
     """Findings for a whole run.
 
-    rows: {(case, pass): {mode: record}} in display order; claims: {case:
+    rows: {(case, pass): {mode: CaseRecord}} in display order; claims: {case:
     Claim or None} for the catalogue entries (a case missing from claims is
     not a catalogue entry, e.g. a test fixture, and is not checked).
     """
