@@ -184,9 +184,10 @@ def test_without_a_catalogue_nothing_is_cross_checked(build):
 
 def test_odd_but_valid_content_does_not_crash():
     """What the typed reader lets through and a hand-edited file may still hold: no
-    environment, a mode in the records the header does not list, a planned item that
-    is not a [case, pass] pair, a skipped case with no reason."""
-    head = fx.header(modes=["baseline"], environment={}, planned=[["a"], ["b", "forward"]], skipped=[["c"]])
+    environment, a mode in the records the header does not list, a skipped case with
+    an empty reason. (A planned item that is not a [case, pass] pair is refused by the
+    reader: tests/results/test_probe_file.py.)"""
+    head = fx.header(modes=["baseline"], environment={}, planned=[["b", "forward"]], skipped=[["c", ""]])
     records = [fx.rec("b", "forward", "baseline", "deterministic"), fx.rec("d", "forward", "env", "varies", 2, 3)]
     report = build_report([fx.results(head, records, "odd.jsonl")])
     (run,) = report.runs

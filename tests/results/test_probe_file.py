@@ -75,6 +75,9 @@ def test_a_malformed_header_or_a_missing_field_says_so(tmp_path):
     path.write_text(json.dumps(make.header().to_json()) + "\n" + json.dumps(record) + "\n\n")
     with pytest.raises(ResultsError, match="r.jsonl:2: missing field case"):
         load(str(path))
+    path.write_text(json.dumps(dict(make.header().to_json(), planned=[["a", "forward"], ["b"]])) + "\n")
+    with pytest.raises(ResultsError, match=r"r.jsonl:1: field planned\[1\]: expected a list of 2, got \['b'\]"):
+        load(str(path))
     path.write_text(json.dumps(make.header().to_json()) + "\n" + json.dumps({"record": "summary"}) + "\n\n")
     with pytest.raises(ResultsError, match="r.jsonl:2: record 'summary' is not a case or end record"):
         load(str(path))

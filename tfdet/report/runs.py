@@ -27,14 +27,12 @@ def build_run(index, results):
     not_run.update((p.mode, p.reason) for p in problems if p.failure and p.mode not in not_run)
     unavailable = sorted(((m, text(r)) for m, r in not_run.items()), key=lambda kv: mode_key(kv[0]))
     planned = []
-    for item in header.planned:
-        pair = tuple(item) if len(item) == 2 else None  # [case, pass]
-        if pair and pair not in planned:
-            planned.append(pair)
+    for case, pass_name in header.planned:
+        if (case, pass_name) not in planned:
+            planned.append((case, pass_name))
     skipped = OrderedDict()
-    for item in header.skipped:  # [case, reason]
-        if item:
-            skipped[item[0]] = text(item[1] if len(item) > 1 else None, NO_REASON)
+    for case, reason in header.skipped:
+        skipped[case] = text(reason, NO_REASON)
     by_key = {}
     for record in results.cases:
         if record.skipped:

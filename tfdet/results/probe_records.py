@@ -9,7 +9,7 @@ the tests that read a real probe run.
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .typed import Record, field
 from .vocabulary import EXECUTIONS, MODES, ONEDNN_SETTINGS, OUTCOMES
@@ -83,8 +83,8 @@ class ProbeHeader(Record):
     threads: Threads = field()
     onednn: str = field(choices=ONEDNN_SETTINGS)
     environment: Dict[str, Environment] = field(doc="mode: its workers' environment")
-    planned: List[List[str]] = field(doc="[case, pass] in the order they run")
-    skipped: List[List[str]] = field(doc="[case, reason]")
+    planned: List[Tuple[str, str]] = field(doc="[case, pass] in the order they run")
+    skipped: List[Tuple[str, str]] = field(doc="[case, reason]")
     modes_requested: Optional[bool] = field(None, doc="true when --modes named the modes")
     max_repeats: Optional[int] = field(None)
     timeout_s: Optional[float] = field(None)

@@ -1,8 +1,8 @@
 """Typed records and their JSON form, from one declaration.
 
 A record is a dataclass whose field annotations say what its JSON holds
-(str, int, float, bool, List[...], Dict[str, ...], Optional[...], Any, or
-another record). From that one declaration come:
+(str, int, float, bool, List[...], Tuple[...] (a JSON array of that length),
+Dict[str, ...], Optional[...], Any, or another record). From that one declaration come:
 
 - `from_json(data, where)`: the record, after checking every field: unknown
   fields, missing fields, wrong types and values outside a field's `choices`
@@ -79,6 +79,8 @@ def _type_name(tp):
     if _is_record(tp):
         return "an object"
     origin = _origin(tp)
+    if origin in (tuple, typing.Tuple):
+        return "a list of %d" % len(_args(tp))
     if origin in (list, typing.List):
         return "a list"
     if origin in (dict, typing.Dict):
@@ -112,6 +114,11 @@ def _convert(value, tp, path, where):
             raise wrong()
         return tp.from_json(value, where, path)
     origin = _origin(tp)
+    if origin in (tuple, typing.Tuple):  # a fixed-length JSON array, kept as a list
+        items = _args(tp)
+        if not isinstance(value, list) or len(value) != len(items):
+            raise wrong()
+        return [_convert(v, item, "%s[%d]" % (path, i), where) for i, (v, item) in enumerate(zip(value, items))]
     if origin in (list, typing.List):
         if not isinstance(value, list):
             raise wrong()
@@ -208,6 +215,10 @@ def _schema_of(tp, definitions):
             definitions[tp.__name__] = _record_schema(tp, definitions)
         return {"$ref": "#/definitions/%s" % tp.__name__}
     origin = _origin(tp)
+    if origin in (tuple, typing.Tuple):
+        items = _args(tp)
+        return {"type": "array", "items": [_schema_of(a, definitions) for a in items],
+                "minItems": len(items), "maxItems": len(items)}
     if origin in (list, typing.List):
         (item,) = _args(tp) or (typing.Any,)
         return {"type": "array", "items": _schema_of(item, definitions)}
