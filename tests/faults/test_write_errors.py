@@ -86,3 +86,19 @@ def test_a_report_that_cannot_be_written_fails_as_tfdet_report_does(tmp_path):
     alone = run([sys.executable, "-m", "tfdet", "report", str(tmp_path / "r.jsonl"), "-o",
                  str(tmp_path / "report.html")], tmp_path)
     assert (alone[0], alone[2]) == (code, err) and code == 5  # WRITE_FAILED, as for the results file
+
+
+def test_a_full_scratch_disk_is_exit_5_not_a_failed_case(tmp_path):
+    # scatter-nd's output (32000 float32, 128 KB as .npy) does not fit under a 64 KB
+    # file-size limit; the results file (a few KB) does. The workers' arrays are the
+    # machine's problem, not the op's: no case may be recorded as failed for it.
+    out = tmp_path / "scratch.jsonl"
+    code, _, err = run(probe_argv(out, ops="scatter-nd"), tmp_path, preexec_fn=file_size_limit(64 * 1024))
+    assert_no_traceback(err)
+    assert code == WRITE_FAILED, err
+    assert err.count("\n") == 1 and "cannot write: File too large (scratch space" in err and "--resume" in err
+    assert [r.outcome for r in records_by_key(out).values()] == []  # nothing recorded as failed (or at all)
+    assert scratch_dirs(tmp_path) == []
+    code, _, err = run(probe_argv(out, "--resume", ops="scatter-nd"), tmp_path)
+    assert code == OK, err
+    assert {r.outcome for r in records_by_key(out).values()} <= {"deterministic", "varies"}

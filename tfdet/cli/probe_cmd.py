@@ -323,7 +323,9 @@ def _run_claimed(args, out, catalogue, writer):
     except ResultsError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
     except OSError as exc:  # scratch space: the workers' arrays
-        raise CommandError(describe_os_error(exc, "scratch space"), WRITE_FAILED) from None
+        raise CommandError("%s (scratch space for the workers' output arrays; finished cases are kept in %s: "
+                           "point TMPDIR at a disk with room and continue with --resume)" % (
+                               describe_os_error(exc, "scratch space"), args.out), WRITE_FAILED) from None
     except ValueError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
     finally:

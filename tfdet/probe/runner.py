@@ -25,6 +25,10 @@ class ProbeError(Exception):
     """The probe cannot run at all (no TensorFlow in that interpreter, ...)."""
 
 
+class ScratchError(OSError):
+    """The scratch space (where workers save output arrays) could not be written."""
+
+
 class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
@@ -274,6 +278,9 @@ class Probe(object):
         except (WorkerFailed, ProbeError) as exc:
             self._restart(mode, index)
             return {"failed": {"message": str(exc), "stderr_tail": exc.stderr_tail}}
+        if answer.get("scratch_error"):  # a full or unwritable scratch disk ends the run, as a full results disk does
+            cause = answer["scratch_error"]
+            raise ScratchError(cause["errno"], cause["strerror"], cause["path"])
         if not answer.get("ok"):
             error = answer.get("error", {})
             return {"failed": {"message": "worker error %s: %s" % (error.get("type"), error.get("message")),

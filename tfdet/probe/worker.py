@@ -12,6 +12,7 @@ TF and user code may print to stdout, so the protocol gets a private copy of
 the original stdout and fd 1 is pointed at stderr.
 """
 
+import io
 import json
 import os
 import sys
@@ -91,7 +92,11 @@ class Worker(object):
             digests.append(key)
             if key not in saved and command.get("scratch"):
                 path = os.path.join(command["scratch"], "%s-%s.npy" % (command["tag"], key[:16]))
-                self.np.save(path, output)
+                try:
+                    _save(self.np, path, output)
+                except OSError as exc:  # the machine's fault, not the case's: the probe stops (exit 5)
+                    return {"ok": False, "scratch_error": {"errno": exc.errno, "strerror": exc.strerror or str(exc),
+                                                           "path": exc.filename or path}}
                 saved[key] = path
         return {"ok": True, "raised": None, "digests": digests, "saved": saved}
 
@@ -116,6 +121,15 @@ class Worker(object):
             self.prepared[key] = cases.prepare(
                 self.tf, self.np, command["case"], command["pass"], key[2], key[3], self.execution)
         return self.prepared[key]
+
+
+def _save(np, path, array):
+    """np.save through a Python file write, whose OSError keeps its errno (ENOSPC,
+    EFBIG, ...); numpy's own writer reports only '40000 requested and 16352 written'."""
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    with open(path, "wb") as handle:
+        handle.write(buffer.getbuffer())
 
 
 def _describe_error(exc):
