@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import FLOAT_DTYPES, FLOAT_WIDTHS
 
 from tfdet.results import stats
 from tfdet.results.stats import (
@@ -126,9 +127,9 @@ def test_ulp_bfloat16_if_available():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from([16, 32, 64]), st.floats(width=64), st.floats(width=64))
+@given(FLOAT_WIDTHS, st.floats(width=64), st.floats(width=64))
 def test_ulp_symmetric_and_zero_iff_equal_valued(width, x, y):
-    dtype = {16: np.float16, 32: np.float32, 64: np.float64}[width]
+    dtype = FLOAT_DTYPES[width]
     with np.errstate(over="ignore"):
         a, b = np.array([x, y]).astype(dtype)
     d_ab, d_ba = ulp(a, b, dtype), ulp(b, a, dtype)
@@ -138,9 +139,9 @@ def test_ulp_symmetric_and_zero_iff_equal_valued(width, x, y):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from([16, 32, 64]), st.floats(allow_nan=False, allow_infinity=False), st.booleans())
+@given(FLOAT_WIDTHS, st.floats(allow_nan=False, allow_infinity=False), st.booleans())
 def test_ulp_nextafter_is_one(width, x, up):
-    dtype = {16: np.float16, 32: np.float32, 64: np.float64}[width]
+    dtype = FLOAT_DTYPES[width]
     with np.errstate(over="ignore"):
         a = dtype(x)
     if not np.isfinite(a):

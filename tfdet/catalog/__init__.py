@@ -1,12 +1,13 @@
 """The catalogue of known-nondeterministic TensorFlow ops: load, validate, query."""
 
-from .load import default_catalogue, load_catalogue, load_user_catalogue, shipped_catalogue_dir
+from .errors import CatalogError, Problem
+from .load import default_catalogue, load_catalogue, load_user_catalogue
 from .model import (
     DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, UnknownName, Verdict, VersionRange,
     entry_to_dict, expected_to_vary, verdict_to_dict,
 )
+from .paths import shipped_catalogue_dir
 from .sources import describe_source
-from .validate import CatalogError, Problem
 from .versions import (
     COVERED_TF_VERSIONS, StaleVersionWarning, UncoveredVersionError, answering_version, tf_minor,
 )

@@ -14,18 +14,14 @@ import os
 
 import yaml
 
+from .errors import CatalogError, Problem
 from .model import Catalogue, Entry, ErrorInfo, Origin, Switch, VersionRange
+from .paths import shipped_catalogue_dir
+from .validate import check_catalogue, parse_document
 from .versions import parse_specifier
 
 # libyaml's loader is ~10x faster; it is missing from some PyYAML builds.
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def shipped_catalogue_dir():
-    """The directory of the catalogue shipped inside the installed package."""
-    from .. import catalog_data  # a package, so this works for wheels and editable installs alike
-
-    return os.path.dirname(os.path.abspath(catalog_data.__file__))
 
 
 def _yaml_files(path):
@@ -36,8 +32,6 @@ def _yaml_files(path):
 
 
 def _read(path):
-    from .validate import CatalogError, Problem
-
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
@@ -54,8 +48,6 @@ def load_catalogue(paths=None, known_switches=()):
     every call; problems from all files are reported together as one
     CatalogError naming each file and line.
     """
-    from .validate import CatalogError, Problem, check_catalogue, parse_document
-
     if paths is None:
         paths = [shipped_catalogue_dir()]
     elif isinstance(paths, (str, os.PathLike)):
@@ -94,8 +86,6 @@ def default_catalogue():
             entries.extend(document_entries)
             switches.extend(document_switches)
     except Exception as exc:
-        from .validate import CatalogError
-
         if isinstance(exc, CatalogError):  # unreadable file: already says which
             raise
         # The shipped files were changed or damaged after the tests proved them

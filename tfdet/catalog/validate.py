@@ -6,40 +6,17 @@ safe loader only, and every problem found (not only the first) is reported.
 
 import difflib
 import json
-from dataclasses import dataclass
 import os
 
 import yaml
 
+from .errors import CatalogError, Problem
 from .model import ErrorInfo, Entry, Origin, Switch, VersionRange
+from .paths import shipped_catalogue_dir
 from .versions import COVERED_TF_VERSIONS, format_versions, parse_specifier
 
 
-@dataclass(frozen=True)
-class Problem:
-    path: str  # file
-    line: int  # 1-based; 0 when unknown
-    where: str  # the key path inside the document, e.g. entries[3].devices.gpu[1].status
-    message: str
-
-    def __str__(self):
-        location = "%s:%d" % (self.path, self.line) if self.line else self.path
-        return "%s: %s: %s" % (location, self.where or "(document)", self.message)
-
-
-class CatalogError(ValueError):
-    """A catalogue file (or set of files) is invalid. `problems` lists each one."""
-
-    def __init__(self, problems):
-        self.problems = sorted(problems, key=lambda p: (p.path, p.line, p.where))
-        lines = [str(p) for p in self.problems]
-        super().__init__("invalid catalogue (%d problem%s):\n  %s" % (
-            len(lines), "" if len(lines) == 1 else "s", "\n  ".join(lines)))
-
-
 def _load_schema():
-    from .load import shipped_catalogue_dir
-
     with open(os.path.join(shipped_catalogue_dir(), "schema.json"), encoding="utf-8") as handle:
         return json.load(handle)
 

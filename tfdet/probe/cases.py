@@ -9,31 +9,15 @@ forward pass runs the function; the gradient pass injects a fixed random
 upstream gradient (output_gradients) and differentiates with respect to each
 listed float input. Sizes default to 1e5..1e6 elements, scaled by `size`.
 Values span many orders of magnitude, so a change in summation order shows.
+
+The full registry: the cases live in cases_fixtures.py (test fixtures),
+cases_ops.py and cases_runtime.py, which register themselves with
+case_registry.py; importing this module imports them all, in that order, so
+CASES here is complete. The runner, the worker and the CLI import this module.
 """
 
-import os
-import time
-
-CASES = {}
-
-
-class CaseSpec(object):
-    def __init__(self, case_id, builder, passes, min_tf, fixture):
-        self.id = case_id
-        self.builder = builder
-        self.passes = passes
-        self.min_tf = min_tf  # (major, minor) or None
-        self.fixture = fixture
-
-
-def case(case_id, passes=("forward", "gradient"), min_tf=None, fixture=False):
-    """Register a case builder under a catalogue id (or a test fixture id)."""
-    def register(builder):
-        if case_id in CASES:
-            raise ValueError("probe case %r registered twice" % case_id)
-        CASES[case_id] = CaseSpec(case_id, builder, tuple(passes), min_tf, fixture)
-        return builder
-    return register
+from .case_registry import CASES, Built, CaseSpec, case, elements, varied  # noqa: F401  (re-exported)
+from . import cases_fixtures, cases_ops, cases_runtime  # noqa: F401  (imported for their registrations)
 
 
 def describe_cases():
@@ -43,13 +27,6 @@ def describe_cases():
                   "fixture": spec.fixture}
         for spec in CASES.values()
     }
-
-
-class Built(object):
-    def __init__(self, inputs, fn, differentiable=()):
-        self.inputs = list(inputs)
-        self.fn = fn
-        self.differentiable = tuple(differentiable)
 
 
 class Prepared(object):
@@ -104,86 +81,3 @@ def prepare(tf, np, case_id, pass_name, size, seed, execution):
     if execution == "function":
         body = tf.function(body)
     return Prepared(body, tensors, np)
-
-
-# -- input helpers -----------------------------------------------------------
-
-def elements(size, base):
-    return max(1, int(base * size))
-
-
-def varied(np, rng, shape, dtype="float32"):
-    """Random values of both signs over eight orders of magnitude."""
-    values = rng.standard_normal(shape) * 10.0 ** rng.uniform(-4, 4, shape)
-    return values.astype(dtype)
-
-
-# -- test fixtures (not catalogue entries; planned only when asked for) ------
-
-@case("fixture-random-order-sum", passes=("forward",), fixture=True)
-def _random_order_sum(tf, np, rng, size):
-    """Sums float32 values in a fresh random order each call: varies in every mode."""
-    data = varied(np, rng, (elements(size, 1e4),))
-
-    def shuffled_sum(x):
-        values = x.numpy()
-        order = np.random.RandomState(int.from_bytes(os.urandom(4), "little")).permutation(values.size)
-        total = np.float32(0)
-        for chunk in np.array_split(values[order], 64):
-            total = np.float32(total + chunk.sum(dtype=np.float32))
-        return np.array(total, np.float32)
-
-    return Built([data], lambda x: tf.py_function(shuffled_sum, [x], tf.float32))
-
-
-@case("fixture-fixed-order-sum", passes=("forward",), fixture=True)
-def _fixed_order_sum(tf, np, rng, size):
-    """The same sum in a fixed order: never varies."""
-    data = varied(np, rng, (elements(size, 1e4),))
-    return Built([data], lambda x: tf.py_function(lambda v: np.array(v.numpy().sum(dtype=np.float32)), [x], tf.float32))
-
-
-@case("fixture-rare-variance", passes=("forward",), fixture=True)
-def _rare_variance(tf, np, rng, size):
-    """Varies rarely: each run, with probability 1/10 (1/2 without TF_DETERMINISTIC_OPS),
-    adds its rounding error in a different place. A few runs usually miss it."""
-    data = varied(np, rng, (elements(size, 1e3),))
-    rate = 0.1 if os.environ.get("TF_DETERMINISTIC_OPS") == "1" else 0.5
-
-    def maybe_reordered(x):
-        values = x.numpy()
-        if int.from_bytes(os.urandom(4), "little") < rate * 2 ** 32:
-            values = values[::-1]
-        return np.array(values.cumsum(dtype=np.float32)[-1], np.float32)  # cumsum: strictly in order
-
-    return Built([data], lambda x: tf.py_function(maybe_reordered, [x], tf.float32))
-
-
-@case("fixture-crash", passes=("forward",), fixture=True)
-def _crash(tf, np, rng, size):
-    """Kills its process (SIGABRT), as a faulty kernel would."""
-    def abort(x):
-        os.abort()
-    return Built([np.zeros(4, np.float32)], lambda x: tf.py_function(abort, [x], tf.float32))
-
-
-@case("fixture-hang", passes=("forward",), fixture=True)
-def _hang(tf, np, rng, size):
-    """Never returns, as a deadlocked kernel would."""
-    def hang(x):
-        time.sleep(3600)
-        return x
-    return Built([np.zeros(4, np.float32)], lambda x: tf.py_function(hang, [x], tf.float32))
-
-
-@case("fixture-raises", passes=("forward",), fixture=True)
-def _raises(tf, np, rng, size):
-    """Raises a TF error, as an op does under determinism."""
-    def fail(x):
-        raise tf.errors.UnimplementedError(None, None, "fixture: no deterministic implementation")
-    return Built([np.zeros(4, np.float32)], lambda x: tf.py_function(fail, [x], tf.float32))
-
-
-# Catalogue cases live in cases_*.py modules, imported for their registrations.
-from . import cases_ops  # noqa: E402,F401
-from . import cases_runtime  # noqa: E402,F401

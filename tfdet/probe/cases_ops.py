@@ -5,7 +5,7 @@ the default size gives 1e5..1e6 elements, enough for TF's CPU kernels to
 shard work across threads.
 """
 
-from .cases import Built, case, elements, varied
+from .case_registry import Built, case, elements, varied
 
 
 def _ids(np, rng, n, segments, sort=False):

@@ -9,7 +9,7 @@ streams, as a new training run would. (get_single_element on a captured
 dataset instead continues its stateful random kernels from call to call, which
 varies even for a serial, seeded map.)"""
 
-from .cases import Built, case, elements, varied
+from .case_registry import Built, case, elements, varied
 
 
 def _dummy(np):
