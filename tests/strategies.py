@@ -4,12 +4,17 @@ Import as `from strategies import ...` (tests/ is on sys.path, as for
 catalog_fixtures). Each strategy draws what tfdet's own functions take: timing
 samples, float arrays with the values that break naive comparisons (NaN with
 payloads, infinities, -0.0, subnormals), digests as tfdet.results.stats.digest
-writes them.
+writes them, and typed results records (records_of) as their declarations allow.
 """
+
+import dataclasses
+import typing
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+from tfdet.results.typed import _args, _hints, _optional, _origin
 
 #: Bit widths of the IEEE float formats numpy has (float16, float32, float64).
 FLOAT_WIDTHS = st.sampled_from([16, 32, 64])
@@ -57,3 +62,48 @@ def digest_runs(max_runs=12, max_distinct=3):
     """Lists of digests from repeated runs: a few distinct values, repeated (as runs give them)."""
     return st.lists(digests(), min_size=1, max_size=max_distinct).flatmap(
         lambda pool: st.lists(st.sampled_from(pool), min_size=0, max_size=max_runs))
+
+
+# -- typed results records ------------------------------------------------------------
+
+_TEXT = st.text(max_size=12)
+_SCALARS = {
+    str: _TEXT,
+    int: st.integers(min_value=-(2 ** 53), max_value=2 ** 53),
+    float: st.floats(allow_nan=False, width=64),  # NaN != NaN: round-trip equality needs it out
+    bool: st.booleans(),
+}
+
+
+def value_of(tp):
+    """Any JSON value a field declared as `tp` accepts."""
+    if tp is typing.Any:
+        return st.one_of(st.none(), st.booleans(), st.integers(), _TEXT)
+    optional, inner = _optional(tp)
+    if optional:
+        return st.one_of(st.none(), value_of(inner))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return records_of(tp)
+    origin = _origin(tp)
+    if origin in (tuple, typing.Tuple):
+        return st.tuples(*[value_of(a) for a in _args(tp)]).map(list)
+    if origin in (list, typing.List):
+        return st.lists(value_of(_args(tp)[0]), max_size=3)
+    if origin in (dict, typing.Dict):
+        return st.dictionaries(_TEXT, value_of(_args(tp)[1]), max_size=2)
+    if origin is typing.Union:
+        return st.one_of([value_of(a) for a in _args(tp)])
+    return _SCALARS[tp]
+
+
+def records_of(cls):
+    """Any instance of a typed record class (tfdet.results.typed) its declaration allows."""
+    hints = _hints(cls)
+    fields = {}
+    for f in dataclasses.fields(cls):
+        choices = f.metadata.get("choices")
+        strategy = st.sampled_from(choices) if choices else value_of(hints[f.name])
+        if choices and _optional(hints[f.name])[0]:
+            strategy = st.one_of(st.none(), strategy)
+        fields[f.name] = strategy
+    return st.builds(cls, **fields)

@@ -14,7 +14,7 @@ from ..catalog import expected_to_vary
 from ..results import interpret, stats
 from ..results.probe_file import ProbeResultsWriter, read_probe
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
-from . import cases as case_registry
+from . import cases
 from . import measure, scratch
 from .modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
@@ -350,7 +350,7 @@ class Probe(object):
                 if reason:
                     self.expectations[(entry.id, mode)] = reason
         planned, skipped = plan_cases(
-            config.catalogue, case_registry.describe_cases(), first["tf_version"], first["device"],
+            config.catalogue, cases.describe_cases(), first["tf_version"], first["device"],
             machine_capabilities(first["device"], len(first["gpus"])), only=config.ops, fixtures=config.fixtures)
         header = ProbeHeader(
             record="header", schema_version=SCHEMA_VERSION, kind="probe", tfdet_version=__version__,
