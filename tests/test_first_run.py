@@ -80,8 +80,9 @@ def venv(wheel, tmp_path_factory):
     """A fresh venv holding the wheel (not editable), with this interpreter's TensorFlow visible."""
     target = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(target)], check=True, timeout=300)
+    # --ignore-installed: a tfdet in the system site-packages (an editable one, say) must not satisfy it
     subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                    "--disable-pip-version-check", wheel], check=True, timeout=300)
+                    "--ignore-installed", "--disable-pip-version-check", wheel], check=True, timeout=300)
     return target
 
 
