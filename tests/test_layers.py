@@ -37,6 +37,7 @@ LAYERS = {
     "report": (3, ["tfdet.report"]),
     "results": (2, ["tfdet.results"]),
     "catalog": (2, ["tfdet.catalog", "tfdet.catalog_data"]),
+    "graph": (2, ["tfdet.graph"]),  # the one graph walker: protos in, ops out
     "tfinfo": (1, ["tfdet.tfinfo"]),
     "version": (1, ["tfdet._version"]),
 }

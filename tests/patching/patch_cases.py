@@ -20,6 +20,8 @@ import sys
 
 import numpy as np
 
+from tfdet import graph
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -744,22 +746,12 @@ def parse_digests(proc, timeout=600):
 
 def op_types(graph_def):
     """Every op type in a GraphDef, including the bodies of all library functions."""
-    types = set(node.op for node in graph_def.node)
-    for fn in graph_def.library.function:
-        types.update(node.op for node in fn.node_def)
-    return types
+    return graph.op_types(graph_def)
 
 
 def loop_parallel_iterations(graph_def):
     """parallel_iterations attrs of every loop op in a GraphDef (with its library)."""
-    values = []
-    nodes = list(graph_def.node)
-    for fn in graph_def.library.function:
-        nodes.extend(fn.node_def)
-    for node in nodes:
-        if node.op in ("While", "StatelessWhile", "Enter") and "parallel_iterations" in node.attr:
-            values.append(node.attr["parallel_iterations"].i)
-    return values
+    return graph.loop_attrs(graph_def, "parallel_iterations")
 
 
 def catalogue_forbidden(version):
