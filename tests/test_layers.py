@@ -33,8 +33,10 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(tfdet.__file__))
 LAYERS = {
     "cli": (4, ["tfdet.cli", "tfdet.__main__"]),
     "probe": (3, ["tfdet.probe"]),
-    "patching": (3, ["tfdet.patching", "tfdet"]),  # "tfdet": the package facade lazily re-exports patching.install
+    "patching": (3, ["tfdet.patching"]),
+    "facade": (3, ["tfdet"]),  # the package: lazily re-exports tfdet.patch (patching) and tfdet.scan (scanning)
     "report": (3, ["tfdet.report"]),
+    "scanning": (3, ["tfdet.scanning"]),
     "results": (2, ["tfdet.results"]),
     "catalog": (2, ["tfdet.catalog", "tfdet.catalog_data"]),
     "graph": (2, ["tfdet.graph"]),  # the one graph walker: protos in, ops out
@@ -47,7 +49,12 @@ SIDEWAYS = {
     # The probe measures the "patched" mode: its worker calls tfdet.patch() (the
     # public facade) in the interpreter under test, and runner.patch_available()
     # asks the facade whether it exists. Only the facade: patching never imports probe.
-    ("probe", "patching"): "the worker applies tfdet.patch() for the patched mode",
+    ("probe", "facade"): "the worker applies tfdet.patch() for the patched mode",
+    ("facade", "patching"): "the package re-exports patch, unpatch, status, deterministic",
+    ("facade", "scanning"): "the package re-exports scan",
+    # A scan judges ops after the fixes tfdet.patch() would apply: it asks the
+    # patch's own plan (one source of what the patch covers), never installs it.
+    ("scanning", "patching"): "the scan asks the patch's plan what tfdet.patch() would fix",
 }
 
 # Edges (importer, imported) that break the layers and are allowed for now. The

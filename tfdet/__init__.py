@@ -27,6 +27,7 @@ _LAZY = {
     "deterministic": "tfdet.patching.install",
     "TfdetWarning": "tfdet.patching.install",
     "TfdetError": "tfdet.patching.install",
+    "scan": "tfdet.scanning.api",
 }
 
 __all__ = ["__version__"] + sorted(_LAZY)

@@ -7,6 +7,8 @@ Works on GraphDef protos, so TensorFlow is imported only by the helpers that
 trace a function (graph_def_of).
 """
 
+from .live import Frame, creation_stack, walk_graph
 from .walk import OpSite, graph_def_of, loop_attrs, op_counts, op_types, walk
 
-__all__ = ["OpSite", "graph_def_of", "loop_attrs", "op_counts", "op_types", "walk"]
+__all__ = ["Frame", "OpSite", "creation_stack", "graph_def_of", "loop_attrs", "op_counts", "op_types", "walk",
+           "walk_graph"]

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from . import probe_records
+from . import probe_records, scan_records
 from .typed import json_schema
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
@@ -22,8 +22,16 @@ def probe_schema():
                        [probe_records.ProbeHeader, probe_records.CaseRecord, probe_records.EndRecord])
 
 
+def scan_schema():
+    schema = json_schema("tfdet scan --json, version %d" % scan_records.SCHEMA_VERSION,
+                         "https://tfdet.invalid/schemas/scan-%d.json" % scan_records.SCHEMA_VERSION,
+                         [scan_records.ScanReport])
+    schema["description"] = "One JSON object: the report."
+    return schema
+
+
 # kind: (version, the schema now)
-SCHEMAS = {"probe": (probe_records.SCHEMA_VERSION, probe_schema)}
+SCHEMAS = {"probe": (probe_records.SCHEMA_VERSION, probe_schema), "scan": (scan_records.SCHEMA_VERSION, scan_schema)}
 
 
 def schema_path(kind, version):

@@ -1,0 +1,164 @@
+"""tfdet scan on real models, saved in each format it reads: the catalogued ops
+they hit, the pass each comes from, the outcome with and without tfdet.patch(),
+for TF 2.6 and 2.21 on GPU and CPU; the CLI, its gate and its errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+import tfdet  # noqa: E402
+import tfdet.catalog  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _embedding_model():
+    """A text model: an Embedding (its gradient is densified in the optimizer) and an AUC metric."""
+    inputs = keras.Input((5,), dtype="int32")
+    x = keras.layers.Flatten()(keras.layers.Embedding(50, 4)(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(x))
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=[keras.metrics.AUC()])
+    return model
+
+
+def _upsampling_model():
+    # Keras 3's UpSampling2D repeats (Tile) instead of resizing; Resizing(nearest)
+    # calls tf.image.resize, whose gradient is ResizeNearestNeighborGrad.
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Conv2D(4, 3, padding="same")(inputs)
+    x = keras.layers.Resizing(16, 16, interpolation="nearest")(x)
+    model = keras.Model(inputs, keras.layers.GlobalAveragePooling2D()(x))
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+def _clean_model():
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, keras.layers.Dense(2)(keras.layers.Dense(3, activation="relu")(inputs)))
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+def _by_op(report):
+    return {hit.op_type: hit for hit in report.hits}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("models")
+    paths = {}
+    for name, build in (("embedding", _embedding_model), ("upsampling", _upsampling_model), ("clean", _clean_model)):
+        paths[name] = str(folder / (name + ".keras"))
+        build().save(paths[name])
+    return paths
+
+
+def test_metric_and_optimizer_ops_are_found_with_their_pass():
+    report = tfdet.scan(_embedding_model(), tf_version="2.21", device="gpu", assume_patched=False)
+    segment = _by_op(report)["UnsortedSegmentSum"]
+    assert set(segment.passes) >= {"metric", "optimizer"}  # AUC's confusion matrix, Adam's sparse update
+    assert segment.outcome == "nondeterministic" and "unsorted-segment-sum" in segment.entries
+    assert any("optimizers/adam.py" in w for w in segment.where) and any("metrics" in w for w in segment.where)
+    assert report.graphs == ["inference", "training step"]
+    patched = _by_op(tfdet.scan(_embedding_model(), tf_version="2.21", device="gpu"))["UnsortedSegmentSum"]
+    assert patched.outcome == "fixed" and "tfdet.patch()" in patched.fix
+
+
+@pytest.mark.parametrize("version", ["2.6", "2.21"])
+def test_the_upsampling_gradient_is_flagged_per_version_and_device(version):
+    model = _upsampling_model()
+    gpu = _by_op(tfdet.scan(model, tf_version=version, device="gpu", assume_patched=False))
+    grad = gpu["ResizeNearestNeighborGrad"]
+    assert grad.passes == ["gradient"] and grad.outcome == "nondeterministic"
+    catalogued = tfdet.catalog.lookup("ResizeNearestNeighborGrad", version, "gpu")[0]
+    assert grad.status == catalogued.status  # the catalogue is the one source of the status
+    cpu = _by_op(tfdet.scan(model, tf_version=version, device="cpu", assume_patched=False))
+    assert cpu["ResizeNearestNeighborGrad"].status == tfdet.catalog.lookup(
+        "ResizeNearestNeighborGrad", version, "cpu")[0].status
+
+
+def test_a_function_with_weighted_bincount_and_its_fix_per_version():
+    @tf.function
+    def histogram(ids, weights):
+        return tf.math.bincount(ids, weights=weights, minlength=10)
+
+    args = (tf.constant([1, 2, 2, 3]), tf.constant([0.5, 1.0, 1.5, 2.0]))
+    for version in ("2.6", "2.21"):
+        stock = tfdet.scan(histogram, example_inputs=args, tf_version=version, assume_patched=False)
+        hits = [h for h in stock.hits if "bincount" in h.entries or "dense-bincount" in h.entries]
+        assert hits and all(h.outcome in ("nondeterministic", "raises") for h in hits)
+        patched = tfdet.scan(histogram, example_inputs=args, tf_version=version)
+        assert all(h.outcome == "fixed" for h in patched.hits if set(h.entries) & {"bincount", "dense-bincount"})
+
+
+def test_a_saved_model_is_scanned_through_its_signatures(tmp_path):
+    class Segments(tf.Module):
+        def __init__(self):
+            self.scale = tf.Variable(2.0)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int32)])
+        def __call__(self, data, ids):
+            return tf.math.unsorted_segment_sum(data * self.scale, ids, 4)
+
+    module = Segments()
+    tf.saved_model.save(module, str(tmp_path / "sm"), signatures=module.__call__.get_concrete_function())
+    done = _cli("scan", str(tmp_path / "sm"), "--tf-version", "2.6", "--no-assume-patched", "--json")
+    assert done.returncode == OK, done.stderr
+    report = json.loads(done.stdout)
+    assert "UnsortedSegmentSum" in {h["op_type"] for h in report["hits"]}
+    assert report["graphs"] == ["signature serving_default", "gradient of signature serving_default"]
+
+
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "tfdet"] + list(argv), capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+def test_the_cli_agrees_with_the_api_and_validates_against_its_schema(saved):
+    import jsonschema
+
+    from tfdet.results import schema
+
+    done = _cli("scan", saved["embedding"], "--tf-version", "2.6", "--json")
+    assert done.returncode == OK, done.stderr
+    printed = json.loads(done.stdout)
+    jsonschema.Draft7Validator(schema.committed_schema("scan")).validate(printed)
+    from tfdet.scanning import load_model
+
+    report = tfdet.scan(load_model(saved["embedding"]), tf_version="2.6", name=saved["embedding"])
+    assert printed == report.to_json()
+
+
+def test_the_gate_fails_on_what_remains_and_passes_a_clean_model(saved):
+    stock = _cli("scan", saved["upsampling"], "--tf-version", "2.21", "--no-assume-patched",
+                 "--fail-on", "nondeterministic")
+    assert stock.returncode == FINDING, stock.stderr
+    assert "will vary or raise on GPU with TF 2.21" in stock.stdout.splitlines()[0]
+    assert "ResizeNearestNeighborGrad" in stock.stdout
+    clean = _cli("scan", saved["clean"], "--fail-on", "unknown")  # dense layers: all fixed by the patch's switches
+    assert clean.returncode == OK, clean.stdout + clean.stderr
+    assert "remain" not in clean.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p: p.write_bytes(b"not a zip"), "not a .keras file (not a zip archive"),
+    (lambda p: None, "no such file or directory"),
+])
+def test_bad_model_files_are_exit_3_with_one_line(tmp_path, make, words):
+    path = tmp_path / "broken.keras"
+    make(path)
+    done = _cli("scan", str(path))
+    assert done.returncode == INVALID_INPUT and "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("tfdet:")]
+    assert len(errors) == 1 and errors[0].startswith("tfdet: error: %s: " % path) and words in errors[0]
+    (tmp_path / "model.onnx").write_text("x")
+    other = _cli("scan", str(tmp_path / "model.onnx"))
+    assert other.returncode == INVALID_INPUT and "unknown model format" in other.stderr

@@ -1,0 +1,126 @@
+"""`tfdet scan MODEL`: every catalogued source of nondeterminism a model's training will hit."""
+
+import argparse
+import importlib.util
+import inspect
+import json
+import os
+
+from .. import catalog
+from . import arguments
+from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, CommandError
+from .tables import FIX, FIXED, KEY, Column, fit_lines, output_width, print_table
+
+HELP = "which catalogued nondeterministic ops a model's training will hit, and the fix for each"
+
+LEVELS = ("nondeterministic", "raises", "unknown")
+
+EPILOG = """\
+MODEL is a Keras .keras file, a Keras 2 / tf_keras .h5 file, or a SavedModel
+directory. The scan traces the inference call and the whole training step
+Keras runs (forward, loss, gradient, optimizer update, metric updates) and
+judges every raw op in those graphs against the catalogue, for the TF version
+and device you will train on. It imports TensorFlow (a few seconds).
+
+examples:
+  tfdet scan model.keras                                  # the installed TF, on GPU
+  tfdet scan model.keras --tf-version 2.6 --device gpu    # for a TF 2.6 GPU cluster
+  tfdet scan model.keras --fail-on nondeterministic       # a CI gate: exit 1 if anything remains
+  tfdet scan model.keras --no-assume-patched --json       # stock TF, for machines
+
+outcome of each op, after the fixes tfdet.patch() would apply on that plan
+(--no-assume-patched: stock TF): fixed, unknown (the catalogue has no claim for
+this version), raises (TF raises with determinism on and nothing replaces the
+op), nondeterministic. --fail-on LEVEL exits 1 when an op at or above LEVEL
+remains (nondeterministic > raises > unknown).
+
+exit codes: 0 done (and the gate passed), 1 the --fail-on gate failed, 2 usage,
+3 the model cannot be read or traced (a specific message), 4 no TensorFlow.
+"""
+
+
+def add_parser(commands):
+    parser = commands.add_parser("scan", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", metavar="MODEL", help="a .keras or .h5 file, or a SavedModel directory")
+    parser.add_argument("--tf-version", type=arguments.tf_version,
+                        help="the TF version you will train with (default: the installed one)")
+    parser.add_argument("--device", choices=catalog.DEVICES, default="gpu", help="where you will train (default: gpu)")
+    parser.add_argument("--fail-on", choices=LEVELS, help="exit 1 if an op at or above this level remains")
+    parser.add_argument("--no-assume-patched", dest="assume_patched", action="store_false",
+                        help="judge stock TF, not TF with tfdet.patch()")
+    parser.add_argument("--custom-objects", metavar="MODULE.py",
+                        help="a Python file defining the custom layers, losses or metrics the model uses")
+    parser.add_argument("--all", action="store_true", help="also list catalogued ops that are deterministic")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (schema: scan-1.json)")
+    parser.set_defaults(run=run)
+
+
+def _custom_objects(path):
+    if path is None:
+        return None
+    if not os.path.isfile(path):
+        raise CommandError("--custom-objects %s: no such file" % path, INVALID_INPUT)
+    spec = importlib.util.spec_from_file_location("tfdet_custom_objects", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise CommandError("--custom-objects %s: %s: %s" % (path, type(exc).__name__, exc), INVALID_INPUT) from None
+    return {name: value for name, value in vars(module).items()
+            if not name.startswith("_") and (inspect.isclass(value) or inspect.isfunction(value))}
+
+
+def run(args, out):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TF's start-up chatter is not the answer
+    from ..scanning import ScanError, load_model, scan
+
+
+    if args.tf_version:
+        try:
+            catalog.default_catalogue().lookup("bincount", args.tf_version, args.device)
+        except catalog.UncoveredVersionError as exc:
+            raise CommandError(str(exc), INVALID_INPUT) from None
+    custom = _custom_objects(args.custom_objects)
+    try:
+        model = load_model(args.model, custom)
+        report = scan(model, tf_version=args.tf_version, device=args.device, assume_patched=args.assume_patched,
+                      name=args.model)
+    except ScanError as exc:  # found before TensorFlow is imported where it can be: a typo answers at once
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    except ImportError as exc:
+        raise CommandError("tfdet scan needs TensorFlow and Keras: %s" % exc, ENVIRONMENT) from None
+    if args.json:
+        json.dump(report.to_json(), out, indent=2, sort_keys=True)
+        out.write("\n")
+    else:
+        render(report, out, show_all=args.all)
+    if args.fail_on:
+        from ..scanning.findings import fails
+
+        if fails(report.hits, args.fail_on):
+            return FINDING
+    return OK
+
+
+def render(report, out, show_all=False):
+    out.write("%s\n" % report.verdict)
+    shown = [h for h in report.hits if show_all or h.status not in ("deterministic", "not_applicable")]
+    if shown:
+        out.write("\n")
+        columns = [Column("OP", KEY), Column("N", FIXED), Column("PASS", KEY), Column("OUTCOME", FIXED),
+                   Column("FIX", FIX)]
+        rows = [[h.op_type, h.count, ",".join(h.passes), h.outcome, h.fix or "-"] for h in shown]
+        print_table(out, columns, rows)
+        width = output_width(out)
+        out.write("\nwhere they are made:\n")
+        for hit in shown:
+            out.write(fit_lines("  %s: %s" % (hit.op_type, "; ".join(hit.where) or "-"), width) + "\n")
+    hidden = len(report.hits) - len(shown)
+    out.write("\nTF %s judged (traced with %s) on %s; %s; %d raw op types in %s.%s\n" % (
+        report.tf_version, report.traced_with, report.device.upper(),
+        "after tfdet.patch()" if report.assume_patched else "stock TF", report.op_types, ", ".join(report.graphs),
+        " %d catalogued deterministic op%s not shown (--all)." % (hidden, "" if hidden == 1 else "s")
+        if hidden else ""))
+    for note in report.notes:
+        out.write("note: %s\n" % note)

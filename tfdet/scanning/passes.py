@@ -1,0 +1,68 @@
+"""Which pass of a training step created an op, from its creation stack. Pure.
+
+The innermost frame that belongs to a known part of Keras or TensorFlow names
+the pass: an optimizer's update, a metric's update, a loss, the gradient
+(TensorFlow's gradient functions), the input pipeline (tf.data); anything else
+is the forward pass. The user's own line is the innermost frame outside
+TensorFlow, Keras and tfdet.
+"""
+
+import os
+
+FORWARD, GRADIENT, LOSS, METRIC, OPTIMIZER, INPUT = "forward", "gradient", "loss", "metric", "optimizer", "input"
+PASSES = (FORWARD, GRADIENT, LOSS, METRIC, OPTIMIZER, INPUT)
+
+# (path fragment, pass), tried on each frame from the innermost out. Paths use "/".
+_MARKERS = (
+    ("keras/src/optimizers/", OPTIMIZER),
+    ("tf_keras/src/optimizers/", OPTIMIZER),
+    ("keras/optimizers/", OPTIMIZER),
+    ("tensorflow/python/training/", OPTIMIZER),  # tf.compat.v1 optimizers
+    ("keras/src/metrics/", METRIC),
+    ("tf_keras/src/metrics/", METRIC),
+    ("keras/metrics/", METRIC),
+    ("keras/src/losses/", LOSS),
+    ("tf_keras/src/losses/", LOSS),
+    ("tensorflow/python/data/", INPUT),
+    ("tensorflow/python/eager/backprop.py", GRADIENT),
+    ("tensorflow/python/ops/gradients_util.py", GRADIENT),
+    ("tensorflow/python/eager/imperative_grad.py", GRADIENT),
+)
+
+_LIBRARIES = ("/tensorflow/", "/keras/", "/tf_keras/", "/tfdet/", "/site-packages/", "/dist-packages/", "<frozen ")
+
+
+def _path(filename):
+    return filename.replace(os.sep, "/")
+
+
+def pass_of(stack, default=FORWARD):
+    """The pass the innermost recognisable frame of `stack` (outermost first) belongs to."""
+    for frame in reversed(stack):
+        path = _path(frame.filename)
+        for fragment, name in _MARKERS:
+            if fragment in path:
+                return name
+        if path.endswith("_grad.py") and "/tensorflow/python/ops/" in path:
+            return GRADIENT
+    return default
+
+
+def user_frame(stack):
+    """The innermost frame of the user's own code ('file.py:12'), or None."""
+    for frame in reversed(stack):
+        path = _path(frame.filename)
+        if not any(part in path for part in _LIBRARIES) and not path.startswith("<"):
+            return "%s:%d" % (frame.filename, frame.lineno)
+    return None
+
+
+def library_frame(stack):
+    """The innermost Keras frame ('keras/src/optimizers/adam.py:120 update_step'), or None:
+    where in Keras an op was made when the user's code only called fit()."""
+    for frame in reversed(stack):
+        path = _path(frame.filename)
+        for marker in ("/keras/src/", "/tf_keras/src/"):
+            if marker in path and "/backend/" not in path and "/ops/" not in path:
+                return "%s:%d %s" % (path[path.index(marker) + 1:], frame.lineno, frame.name)
+    return None

@@ -1,0 +1,163 @@
+"""Trace what a model's training runs into graphs: the inference call and the
+whole training step (forward, loss, gradient, optimizer update, metric updates).
+Needs TensorFlow; everything downstream works on the traced graphs."""
+
+import collections
+
+from .. import graph
+from . import passes
+
+Traced = collections.namedtuple("Traced", "label graph")
+
+
+class ScanError(Exception):
+    """The model cannot be scanned (its inputs are unknown, tracing failed, ...): one line for the user."""
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def _is_keras_model(obj):
+    return hasattr(obj, "trainable_variables") and hasattr(obj, "compile") and callable(obj)
+
+
+def input_specs(model, example_inputs=None):
+    """TensorSpecs for the model's inputs: from examples, else from its declared inputs."""
+    tf = _tf()
+    if example_inputs is not None:
+        return tf.nest.map_structure(lambda t: tf.TensorSpec([None] + list(tf.convert_to_tensor(t).shape[1:]),
+                                                              tf.convert_to_tensor(t).dtype), example_inputs)
+    inputs = getattr(model, "inputs", None)
+    if not inputs:
+        raise ScanError("the model declares no inputs (a Sequential model without keras.Input?): "
+                        "pass example_inputs=(x, y) to tfdet.scan()")
+    specs = [tf.TensorSpec(list(t.shape), tf.as_dtype(t.dtype)) for t in inputs]  # Keras 3 dtypes are strings
+    return specs[0] if len(specs) == 1 else specs
+
+
+def _output_spec(model, x_spec):
+    tf = _tf()
+    out = tf.function(lambda x: model(x, training=False)).get_concrete_function(x_spec).structured_outputs
+    return tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), out)
+
+
+def trace_keras(model, example_inputs=None, example_targets=None):
+    """[Traced] for a Keras model: inference, and the compiled training step
+    (Keras's own train_step: forward, loss, gradient, optimizer, metrics), or for a
+    model not compiled, the gradient of its outputs with respect to its weights."""
+    tf = _tf()
+    x_spec = input_specs(model, example_inputs)
+    traced = [Traced("inference", tf.function(lambda x: model(x, training=False)).get_concrete_function(x_spec).graph)]
+    notes = []
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and hasattr(model, "train_step"):
+        y_spec = input_specs(None, example_targets) if example_targets is not None else _output_spec(model, x_spec)
+        try:
+            if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
+                optimizer.build(model.trainable_variables)
+            step = tf.function(model.train_step).get_concrete_function((x_spec, y_spec))
+            traced.append(Traced("training step", step.graph))
+            return traced, notes
+        except Exception as exc:  # a custom train_step or loss that needs other targets
+            notes.append("could not trace the compiled training step (%s: %s); scanned the gradient of the "
+                         "outputs instead, without the loss, optimizer and metrics" % (
+                             type(exc).__name__, str(exc).splitlines()[0][:200]))
+    traced.append(Traced("gradient of the outputs", _gradient_graph(model, x_spec)))
+    if optimizer is None:
+        notes.append("the model is not compiled: the optimizer, loss and metrics were not scanned")
+    return traced, notes
+
+
+def _gradient_graph(model, x_spec):
+    tf = _tf()
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            outputs = model(x, training=True)
+            total = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(outputs)])
+        return tape.gradient(total, model.trainable_variables)
+
+    return tf.function(step).get_concrete_function(x_spec).graph
+
+
+def trace_function(function, example_inputs):
+    """[Traced] for a tf.function or Python function called with example_inputs (a tuple of arguments)."""
+    tf = _tf()
+    if example_inputs is None:
+        if hasattr(function, "input_signature") and function.input_signature is not None:
+            return [Traced("function", function.get_concrete_function().graph)], []
+        raise ScanError("a function is scanned with example_inputs: tfdet.scan(fn, example_inputs=(x,))")
+    if not hasattr(function, "get_concrete_function"):
+        function = tf.function(function)
+    args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    return [Traced("function", function.get_concrete_function(*args).graph)], []
+
+
+def sites(traced):
+    """Every op of the traced graphs as findings.Site, with its pass and where it came from."""
+    from .findings import Site
+
+    found = []
+    for item in traced:
+        default = passes.FORWARD
+        for site, stack in graph.walk_graph(item.graph):
+            stack = _below_the_scan(stack)
+            pass_name = passes.pass_of(stack, default) if stack else (
+                passes.GRADIENT if "gradient" in site.name.lower() or (site.function or "").startswith("__inference_")
+                and "grad" in (site.function or "") else default)
+            where = passes.user_frame(stack) or passes.library_frame(stack) or site.scope or site.function or ""
+            if site.function and not stack:
+                where = "function %s" % site.function
+            found.append(Site(site.op_type, pass_name, where))
+    return found
+
+
+def _below_the_scan(stack):
+    """The frames under tfdet's own tracing call: what the model's code did, not
+    the line that called tfdet.scan()."""
+    last = max((i for i, frame in enumerate(stack) if "/tfdet/scanning/" in frame.filename.replace("\\", "/")),
+               default=-1)
+    return stack[last + 1:]
+
+
+def jit_compiled(traced):
+    """True if a traced graph calls a function compiled with XLA (jit_compile=True)."""
+    for item in traced:
+        for site in graph.walk(item.graph.as_graph_def()):
+            if "_XlaMustCompile" in site.node.attr and site.node.attr["_XlaMustCompile"].b:
+                return True
+    return False
+
+
+def is_keras_model(obj):
+    return _is_keras_model(obj)
+
+
+def trace_saved_model(loaded):
+    """[Traced] for a tf.saved_model.load()ed object: each serving signature, and the
+    gradient of its outputs with respect to the model's variables."""
+    tf = _tf()
+    signatures = dict(getattr(loaded, "signatures", {}) or {})
+    if not signatures:
+        raise ScanError("the SavedModel has no signatures to trace")
+    traced, notes = [], ["a SavedModel has no training step: scanned its serving signatures and the gradient of "
+                         "their outputs with respect to its variables"]
+    for name, concrete in sorted(signatures.items()):
+        traced.append(Traced("signature %s" % name, concrete.graph))
+        variables = list(concrete.trainable_variables or concrete.variables)  # what the signature reads
+        if not variables:
+            continue
+        specs = concrete.structured_input_signature[1]
+
+        def gradient(kwargs, concrete=concrete):
+            with tf.GradientTape() as tape:
+                outputs = concrete(**kwargs)
+                total = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(outputs)])
+            return tape.gradient(total, variables)  # noqa: B023 - traced at once, in this iteration
+
+        traced.append(Traced("gradient of signature %s" % name,
+                             tf.function(gradient).get_concrete_function(specs).graph))
+    return traced, notes
