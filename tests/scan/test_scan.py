@@ -162,3 +162,133 @@ def test_bad_model_files_are_exit_3_with_one_line(tmp_path, make, words):
     (tmp_path / "model.onnx").write_text("x")
     other = _cli("scan", str(tmp_path / "model.onnx"))
     assert other.returncode == INVALID_INPUT and "unknown model format" in other.stderr
+
+
+def _crop_and_resize(image, boxes):
+    return tf.image.crop_and_resize(image, boxes, tf.zeros([2], tf.int32), [4, 4])
+
+
+FUNCTIONS = {  # raw op the function's training step must show -> (function, example inputs)
+    "CropAndResizeGradImage": (_crop_and_resize, (tf.random.uniform([1, 8, 8, 3]), tf.constant([[0, 0, .5, .5]] * 2))),
+    "SegmentSum": (lambda d, i: tf.math.segment_sum(d, i), (tf.ones([6, 2]), tf.constant([0, 0, 1, 1, 2, 2]))),
+    "Conv2DBackpropFilter": (lambda x, k: tf.nn.conv2d(x, k, 1, "SAME"), (tf.ones([1, 5, 5, 2]), tf.ones([3, 3, 2, 4]))),
+    "DenseBincount": (lambda i, w: tf.math.bincount(i, weights=w, minlength=4),
+                      (tf.constant([0, 1, 1, 3]), tf.constant([1.0, 2.0, 3.0, 4.0]))),
+}
+
+
+def _training_step(function):
+    def step(*args):
+        with tf.GradientTape() as tape:
+            for arg in args:
+                if arg.dtype.is_floating:
+                    tape.watch(arg)
+            total = tf.reduce_sum(function(*args))
+        return total, tape.gradient(total, [a for a in args if a.dtype.is_floating])
+    return step
+
+
+@pytest.mark.parametrize("op_type", sorted(FUNCTIONS))
+def test_each_varying_op_is_judged_as_the_catalogue_says_per_version_and_device(op_type):
+    function, args = FUNCTIONS[op_type]
+    step = function if op_type == "DenseBincount" else _training_step(function)  # bincount has no gradient
+    for version in ("2.6", "2.21"):
+        for device in ("gpu", "cpu"):
+            report = tfdet.scan(step, example_inputs=args, tf_version=version, device=device,
+                                assume_patched=False)
+            by_op = _by_op(report)
+            expected = [v for v in tfdet.catalog.default_catalogue().lookup(op_type, version, device, missing_ok=True)
+                        if op_type in v.entry.raw_ops and v.range is not None]
+            varying = [v for v in expected if v.status in tfdet.catalog.VARYING_STATUSES]
+            unknown = [v for v in expected if v.status == "unknown"]
+            if varying:
+                hit = by_op[op_type]
+                assert hit.outcome == "nondeterministic" and hit.status in {v.status for v in varying}
+                assert set(hit.entries) >= {v.entry.id for v in varying}
+            elif unknown:
+                assert by_op[op_type].outcome == "unknown"
+            else:
+                assert op_type not in by_op or by_op[op_type].outcome == "fixed"
+
+
+def test_a_dataset_is_scanned_for_order_seeds_and_stateful_maps():
+    def step(x):
+        return x * 2
+
+    args = (tf.constant([1.0]),)
+    noisy = (tf.data.Dataset.range(100).shuffle(10)
+             .map(lambda x: x + tf.random.uniform([], 0, 2, dtype=tf.int64), num_parallel_calls=4,
+                  deterministic=False).batch(4))
+    by_op = _by_op(tfdet.scan(step, example_inputs=args, dataset=noisy, tf_version="2.21", assume_patched=False))
+    assert {"data-stateful-parallel-map", "data-nondeterministic-order"} <= set(by_op["ParallelMapDatasetV2"].entries)
+    assert "data-unseeded-random" in by_op["ShuffleDatasetV3"].entries
+    assert by_op["ShuffleDatasetV3"].passes == ["input"]
+    quiet = tf.data.Dataset.range(100).shuffle(10, seed=3).map(lambda x: x * 2, num_parallel_calls=4).batch(4)
+    by_op = _by_op(tfdet.scan(step, example_inputs=args, dataset=quiet, tf_version="2.21", assume_patched=False))
+    assert "ParallelMapDatasetV2" not in by_op  # deterministic order, no stateful op: neither condition holds
+    assert "data-unseeded-random" not in by_op.get("ShuffleDatasetV3", make_empty_hit()).entries
+
+
+def make_empty_hit():
+    from tfdet.results.scan_records import ScanHit
+
+    return ScanHit("", 0, [], "", "fixed", "", [], [])
+
+
+def test_seeded_random_ops_and_serial_loops_are_not_counted():
+    def noisy(x):
+        loop = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], parallel_iterations=10)
+        return x + tf.random.uniform([1]) + tf.cast(loop, tf.float32)
+
+    def quiet(x):
+        loop = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], parallel_iterations=1)
+        return x + tf.random.uniform([1], seed=7) + tf.cast(loop, tf.float32)
+
+    args = (tf.constant([1.0]),)
+    loud = _by_op(tfdet.scan(noisy, example_inputs=args, tf_version="2.21", device="cpu", assume_patched=False))
+    assert "unseeded-random-ops" in loud["RandomUniform"].entries
+    assert any("while-loop-parallel-iterations" in h.entries for h in loud.values())
+    calm = _by_op(tfdet.scan(quiet, example_inputs=args, tf_version="2.21", device="cpu", assume_patched=False))
+    assert "RandomUniform" not in calm
+    assert not any("while-loop-parallel-iterations" in h.entries and h.outcome != "fixed" for h in calm.values())
+
+
+CUSTOM_LAYER = '''
+import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="scan_test")
+class SegmentPool(keras.layers.Layer):
+    """Sums rows into 2 segments: an unsorted segment sum inside a user's own layer."""
+
+    def call(self, x):
+        ids = tf.math.floormod(tf.range(tf.shape(x)[0]), 2)
+        return tf.transpose(tf.math.unsorted_segment_sum(tf.transpose(x), tf.math.floormod(
+            tf.range(tf.shape(x)[1]), 2), 2))
+'''
+
+
+def test_h5_and_keras_files_with_a_custom_layer_need_its_module(tmp_path):
+    module = tmp_path / "layers_mod.py"
+    module.write_text(CUSTOM_LAYER)
+    script = tmp_path / "make.py"
+    script.write_text(
+        "import sys; sys.path.insert(0, %r)\n"
+        "import keras, layers_mod\n"
+        "inputs = keras.Input((4,))\n"
+        "model = keras.Model(inputs, keras.layers.Dense(1)(layers_mod.SegmentPool()(inputs)))\n"
+        "model.compile(optimizer='sgd', loss='mse')\n"
+        "model.save(%r); model.save(%r)\n" % (str(tmp_path), str(tmp_path / "m.keras"), str(tmp_path / "m.h5")))
+    made = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    for name in ("m.keras", "m.h5"):
+        path = str(tmp_path / name)
+        without = _cli("scan", path)
+        assert without.returncode == INVALID_INPUT, without.stdout + without.stderr
+        assert "--custom-objects" in without.stderr.splitlines()[-1]
+        found = _cli("scan", path, "--custom-objects", str(module), "--no-assume-patched", "--json")
+        assert found.returncode == OK, found.stderr
+        hits = {h["op_type"]: h for h in json.loads(found.stdout)["hits"]}
+        assert "UnsortedSegmentSum" in hits and "forward" in hits["UnsortedSegmentSum"]["passes"]
+        assert any("layers_mod.py" in w for w in hits["UnsortedSegmentSum"]["where"])  # the user's own line

@@ -83,9 +83,10 @@ def run(args, out):
             raise CommandError(str(exc), INVALID_INPUT) from None
     custom = _custom_objects(args.custom_objects)
     try:
-        model = load_model(args.model, custom)
+        notes = []
+        model = load_model(args.model, custom, notes)
         report = scan(model, tf_version=args.tf_version, device=args.device, assume_patched=args.assume_patched,
-                      name=args.model)
+                      name=args.model, notes=notes)
     except ScanError as exc:  # found before TensorFlow is imported where it can be: a typo answers at once
         raise CommandError(str(exc), INVALID_INPUT) from None
     except ImportError as exc:

@@ -1,6 +1,7 @@
 """tfdet.scan(): every catalogued source of nondeterminism a model's training will hit."""
 
 import os
+import re
 
 from .. import __version__
 from ..results.scan_records import KIND, SCHEMA_VERSION, ScanReport
@@ -18,9 +19,9 @@ def _plan(catalogue, tf_version, device):
 
 
 def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", assume_patched=True,
-         catalogue=None, example_targets=None, name=None):
+         catalogue=None, example_targets=None, name=None, dataset=None, notes=()):
     """Trace a Keras model (inference and its whole training step) or a function,
-    and judge every raw op against the catalogue for `tf_version` (default: the
+    and the tf.data pipeline `dataset` if given, and judge every raw op against the catalogue for `tf_version` (default: the
     installed TF) on `device` ("gpu" by default: where training varies). With
     assume_patched, what tfdet.patch() would fix on that plan counts as fixed.
     Returns a ScanReport (its to_json() is `tfdet scan --json`)."""
@@ -33,18 +34,20 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
     catalogue = catalogue or default_catalogue()
     judged_version = str(tf_version or tf.__version__)
     if trace.is_keras_model(model_or_function):
-        traced, notes = trace.trace_keras(model_or_function, example_inputs, example_targets)
+        traced, trace_notes = trace.trace_keras(model_or_function, example_inputs, example_targets)
     elif getattr(model_or_function, "signatures", None):  # a loaded SavedModel (callable too, sometimes)
-        traced, notes = trace.trace_saved_model(model_or_function)
+        traced, trace_notes = trace.trace_saved_model(model_or_function)
     elif callable(model_or_function):
-        traced, notes = trace.trace_function(model_or_function, example_inputs)
+        traced, trace_notes = trace.trace_function(model_or_function, example_inputs)
     else:
         raise ScanError("cannot scan a %s: pass a Keras model, a tf.function or a loaded SavedModel"
                         % type(model_or_function).__name__)
+    if dataset is not None:
+        traced = list(traced) + trace.trace_dataset(dataset)
     sites = trace.sites(traced)
     plan = _plan(catalogue, judged_version, device)
     hits = findings.hits(sites, catalogue, judged_version, device, plan, assume_patched)
-    notes = list(notes) + [
+    notes = list(notes) + list(trace_notes) + [
         "the scan sees the graphs as traced, before Grappler rewrites them (fusions can add or remove ops)"]
     if plan.note:
         notes.append(plan.note)
@@ -59,9 +62,10 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
         worst=findings.worst_outcome(hits))
 
 
-def load_model(path, custom_objects=None):
+def load_model(path, custom_objects=None, notes=None):
     """A Keras model (.keras, .h5) or a loaded SavedModel (a directory) from a file.
-    Raises ScanError with one line for what cannot be read."""
+    Raises ScanError with one line for what cannot be read; what could only be
+    read in part is said in `notes` (a list) when given."""
     if not os.path.exists(path):
         raise ScanError("%s: no such file or directory" % path)
     if os.path.isdir(path):
@@ -80,15 +84,27 @@ def load_model(path, custom_objects=None):
 
     import keras
 
-    try:
+    def load(compile_it):
         with warnings.catch_warnings():  # Keras's notes on optimizer state it skips are not the scan's business
             warnings.simplefilter("ignore")
-            return keras.saving.load_model(path, custom_objects=custom_objects, compile=True)
+            return keras.saving.load_model(path, custom_objects=custom_objects, compile=compile_it)
+
+    try:
+        return load(True)
     except Exception as exc:
-        message = _first_line(exc)
-        if "Could not locate" in message or "custom_objects" in message or "Unknown layer" in message:
-            message += " (pass the Python file that defines it: --custom-objects module.py)"
-        raise ScanError("%s: cannot load the model: %s" % (path, message)) from None
+        error = exc
+    missing = re.search(r"Could not locate (?:class|function) '([^']+)'|Unknown [a-z ]+: '([^']+)'", str(error))
+    if missing:
+        raise ScanError("%s: cannot load the model: it uses %r, which is not defined here (pass the Python file "
+                        "that defines it: --custom-objects module.py)" % (path, missing.group(1) or missing.group(2)))
+    try:  # the architecture may load where the training configuration (optimizer, loss, metrics) does not
+        model = load(False)
+    except Exception:
+        raise ScanError("%s: cannot load the model: %s" % (path, _first_line(error))) from None
+    if notes is not None:
+        notes.append("the file's training configuration could not be restored (%s): the optimizer, loss and "
+                     "metrics were not scanned" % _first_line(error))
+    return model
 
 
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"

@@ -7,8 +7,9 @@ from ..results.scan_records import FIXED, NONDETERMINISTIC, RAISES, SEVERITY, UN
 
 MAX_WHERE = 3
 
-Site = collections.namedtuple("Site", "op_type pass_name where")
-Site.__doc__ = "One op found: its raw type, the pass that made it, and where (scope, function or source line)."
+Site = collections.namedtuple("Site", "op_type pass_name where ruled_out")
+Site.__doc__ = """One op found: its raw type, the pass that made it, where (scope, function or
+source line), and the catalogue entries whose condition it provably does not meet."""
 
 
 def _judge(verdict, plan, assume_patched):
@@ -40,8 +41,11 @@ def hits(sites, catalogue, tf_version, device, plan, assume_patched=True):
     for op_type, group in by_type.items():
         verdicts = catalogue.lookup(op_type, tf_version, device, missing_ok=True)
         verdicts = [v for v in verdicts if op_type in v.entry.raw_ops]  # the op itself, not an API of that name
+        # an entry counts if one of the op's nodes may meet its condition
+        verdicts = [v for v in verdicts if any(v.entry.id not in site.ruled_out for site in group)]
         if not verdicts:
             continue
+        group = [site for site in group if any(v.entry.id not in site.ruled_out for v in verdicts)]
         judged = [(v,) + _judge(v, plan, assume_patched) for v in verdicts]
         judged.sort(key=lambda item: -SEVERITY[item[1]])
         worst, outcome, fix = judged[0]

@@ -98,12 +98,21 @@ def trace_function(function, example_inputs):
 
 def sites(traced):
     """Every op of the traced graphs as findings.Site, with its pass and where it came from."""
+    from .conditions import ruled_out
     from .findings import Site
 
     found = []
     for item in traced:
         default = passes.FORWARD
-        for site, stack in graph.walk_graph(item.graph):
+        live = hasattr(item.graph, "as_graph_def")
+        graph_def = item.graph.as_graph_def() if live else item.graph  # a dataset's graph is a GraphDef
+        if not live:
+            default = passes.INPUT
+        index = {node.name: node for node in graph_def.node}
+        library = {f.signature.name: f for f in graph_def.library.function}
+        function_index = {name: {n.name: n for n in f.node_def} for name, f in library.items()}
+        walked = graph.walk_graph(item.graph) if live else ((site, []) for site in graph.walk(graph_def))
+        for site, stack in walked:
             stack = _below_the_scan(stack)
             pass_name = passes.pass_of(stack, default) if stack else (
                 passes.GRADIENT if "gradient" in site.name.lower() or (site.function or "").startswith("__inference_")
@@ -111,7 +120,8 @@ def sites(traced):
             where = passes.user_frame(stack) or passes.library_frame(stack) or site.scope or site.function or ""
             if site.function and not stack:
                 where = "function %s" % site.function
-            found.append(Site(site.op_type, pass_name, where))
+            nodes = index if site.function is None else function_index[site.function]
+            found.append(Site(site.op_type, pass_name, where, ruled_out(site, nodes, library)))
     return found
 
 
@@ -123,10 +133,25 @@ def _below_the_scan(stack):
     return stack[last + 1:]
 
 
+def trace_dataset(dataset):
+    """[Traced] for a tf.data.Dataset: the graph of its whole pipeline (map and
+    filter functions included), as tf.data serializes it."""
+    from tensorflow.core.framework import graph_pb2
+
+    try:
+        serialized = dataset._as_serialized_graph()  # the pipeline as tf.data would checkpoint it
+    except Exception as exc:
+        raise ScanError("cannot read the dataset's pipeline: %s: %s" % (type(exc).__name__, exc)) from None
+    graph_def = graph_pb2.GraphDef()
+    graph_def.ParseFromString(serialized.numpy())
+    return [Traced("input pipeline", graph_def)]
+
+
 def jit_compiled(traced):
     """True if a traced graph calls a function compiled with XLA (jit_compile=True)."""
     for item in traced:
-        for site in graph.walk(item.graph.as_graph_def()):
+        graph_def = item.graph.as_graph_def() if hasattr(item.graph, "as_graph_def") else item.graph
+        for site in graph.walk(graph_def):
             if "_XlaMustCompile" in site.node.attr and site.node.attr["_XlaMustCompile"].b:
                 return True
     return False

@@ -1,0 +1,105 @@
+"""Catalogue conditions a graph can answer. Pure, over GraphDef protos.
+
+Most catalogue entries hold only under a condition (an unseeded random op, a
+parallel map with a stateful function, a loop with parallel iterations...).
+Where the op's own attributes or constant inputs settle it, the scan does
+not count an entry whose condition the op provably does not meet. Each rule
+returns True (met), False (provably not met) or None (the graph cannot tell:
+counted, to be safe).
+"""
+
+STATEFUL_RANDOM = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal", "RandomShuffle",
+                   "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2")
+
+
+def _attr(node, name, kind):
+    if name not in node.attr:
+        return None
+    return getattr(node.attr[name], kind)
+
+
+def _const_int(index, name):
+    """The integer value of the Const node `name` (an input such as 'seed:0'), or None."""
+    node = index.get(name.split(":")[0].lstrip("^"))
+    if node is None or node.op != "Const":
+        return None
+    tensor = node.attr["value"].tensor
+    values = list(tensor.int64_val) or list(tensor.int_val)
+    return values[0] if len(values) == 1 else None
+
+
+def unseeded(node, index, library):
+    seed, seed2 = _attr(node, "seed", "i"), _attr(node, "seed2", "i")
+    if seed is None and seed2 is None:
+        return None
+    return not seed and not seed2
+
+
+def parallel_loop(node, index, library):
+    value = _attr(node, "parallel_iterations", "i")
+    return None if value is None else value > 1
+
+
+def _options_nondeterministic(index):
+    """True if an OptionsDataset in the graph turns deterministic order off."""
+    try:
+        from tensorflow.core.framework import dataset_options_pb2
+    except ImportError:
+        return None
+    for node in index.values():
+        if node.op == "OptionsDataset" and "serialized_options" in node.attr:
+            options = dataset_options_pb2.Options()
+            options.ParseFromString(node.attr["serialized_options"].s)
+            if options.HasField("deterministic") and not options.deterministic:
+                return True
+    return False
+
+
+def nondeterministic_order(node, index, library):
+    value = _attr(node, "deterministic", "s")
+    if value is None:
+        return None
+    value = value.decode() if isinstance(value, bytes) else value
+    if value == "false":
+        return True
+    if value == "true":
+        return False
+    return _options_nondeterministic(index)  # "default": the pipeline's Options decide (deterministic unless set)
+
+
+def unseeded_shuffle(node, index, library):
+    if node.op in ("ShuffleDataset", "ShuffleDatasetV2", "ShuffleDatasetV3") and len(node.input) >= 4:
+        seeds = [_const_int(index, name) for name in node.input[2:4]]
+        if node.op == "ShuffleDatasetV2":  # (input, buffer_size, seed_generator): the generator decides
+            return None
+        if None in seeds:
+            return None
+        return not any(seeds)
+    return None
+
+
+def stateful_parallel_map(node, index, library):
+    function = node.attr["f"].func.name if "f" in node.attr else None
+    body = library.get(function)
+    if body is None:
+        return None
+    calls = [_const_int(index, name) for name in node.input[1:]]
+    parallel = [c for c in calls if c is not None]
+    if parallel and all(c == 1 for c in parallel):
+        return False
+    return any(inner.op in STATEFUL_RANDOM for inner in body.node_def)
+
+
+RULES = {
+    "unseeded-random-ops": unseeded,
+    "unseeded-random-raw-ops": unseeded,
+    "while-loop-parallel-iterations": parallel_loop,
+    "data-nondeterministic-order": nondeterministic_order,
+    "data-unseeded-random": unseeded_shuffle,
+    "data-stateful-parallel-map": stateful_parallel_map,
+}
+
+
+def ruled_out(site, index, library):
+    """Entry ids whose condition this op provably does not meet."""
+    return frozenset(entry for entry, rule in RULES.items() if rule(site.node, index, library) is False)
