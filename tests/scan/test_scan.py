@@ -61,6 +61,21 @@ def saved(tmp_path_factory):
     return paths
 
 
+def test_xla_entries_count_only_where_xla_compiles():
+    def pool(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.nn.max_pool2d(x, 2, 2, "VALID"))
+        return tape.gradient(y, x)
+
+    args = (tf.ones([1, 4, 4, 1]),)
+    plain = _by_op(tfdet.scan(pool, example_inputs=args, tf_version="2.21", assume_patched=False))
+    assert "xla-maxpool-gradient-gpu" not in plain.get("MaxPoolGrad", make_empty_hit()).entries
+    jitted = _by_op(tfdet.scan(tf.function(pool, jit_compile=True), example_inputs=args, tf_version="2.21",
+                               assume_patched=False))
+    assert "xla-maxpool-gradient-gpu" in jitted["MaxPoolGrad"].entries
+
+
 def test_metric_and_optimizer_ops_are_found_with_their_pass():
     report = tfdet.scan(_embedding_model(), tf_version="2.21", device="gpu", assume_patched=False)
     segment = _by_op(report)["UnsortedSegmentSum"]
@@ -247,6 +262,10 @@ def test_seeded_random_ops_and_serial_loops_are_not_counted():
     args = (tf.constant([1.0]),)
     loud = _by_op(tfdet.scan(noisy, example_inputs=args, tf_version="2.21", device="cpu", assume_patched=False))
     assert "unseeded-random-ops" in loud["RandomUniform"].entries
+    assert "unseeded-random-raw-ops" not in loud["RandomUniform"].entries  # made by tf.random.uniform
+    raw = _by_op(tfdet.scan(lambda x: x + tf.raw_ops.RandomUniform(shape=[1], dtype=tf.float32), example_inputs=args,
+                            tf_version="2.21", device="cpu", assume_patched=False))
+    assert "unseeded-random-raw-ops" in raw["RandomUniform"].entries
     assert any("while-loop-parallel-iterations" in h.entries for h in loud.values())
     calm = _by_op(tfdet.scan(quiet, example_inputs=args, tf_version="2.21", device="cpu", assume_patched=False))
     assert "RandomUniform" not in calm

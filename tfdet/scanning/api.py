@@ -44,7 +44,7 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
                         % type(model_or_function).__name__)
     if dataset is not None:
         traced = list(traced) + trace.trace_dataset(dataset)
-    sites = trace.sites(traced)
+    sites = trace.sites(traced, catalogue)
     plan = _plan(catalogue, judged_version, device)
     hits = findings.hits(sites, catalogue, judged_version, device, plan, assume_patched)
     notes = list(notes) + list(trace_notes) + [

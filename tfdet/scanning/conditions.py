@@ -100,6 +100,36 @@ RULES = {
 }
 
 
-def ruled_out(site, index, library):
-    """Entry ids whose condition this op provably does not meet."""
-    return frozenset(entry for entry, rule in RULES.items() if rule(site.node, index, library) is False)
+def ruled_out(site, index, library, jit=False):
+    """Entry ids whose condition this op provably does not meet. Entries about XLA
+    (ids xla-*) hold only where XLA compiles: ruled out when no traced function is
+    jit-compiled (auto-clustering, a global setting, is not visible in a graph)."""
+    out = {entry for entry, rule in RULES.items() if rule(site.node, index, library) is False}
+    if not jit:
+        out.update(XLA_ENTRIES)
+    return frozenset(out)
+
+
+# Catalogue entries that describe XLA's kernels, not the op kernels'.
+XLA_ENTRIES = ("xla-reductions-gpu", "xla-scatter-gpu", "xla-maxpool-gradient-gpu", "xla-jit-cpu")
+
+
+def through_public_api(stack):
+    """True if the op was created by a public TF API wrapper (tf.nn..., tf.math...),
+    False if a caller outside TensorFlow called the generated op function directly
+    (tf.raw_ops.X), None if the stack cannot tell."""
+    paths = [frame.filename.replace("\\", "/") for frame in stack]
+    generated = [i for i, path in enumerate(paths) if "/tensorflow/python/ops/gen_" in path]
+    if not generated:
+        return None
+    # outward from the generated function, past TF's own plumbing (tf.raw_ops's wrappers, dispatch)
+    callers = [path for path in reversed(paths[:generated[0]])
+               if "/tensorflow/python/framework/" not in path and "/tensorflow/python/util/" not in path]
+    if not callers:
+        return None
+    return "/tensorflow/python/" in callers[0] or "/keras/" in callers[0]
+
+
+def raw_op_entries(entry_ids):
+    """The entries about calling a raw op directly (tf.raw_ops.X), by the catalogue's naming."""
+    return {entry for entry in entry_ids if entry.endswith(("-raw-op", "-raw-ops"))}

@@ -7,7 +7,8 @@ import collections
 from .. import graph
 from . import passes
 
-Traced = collections.namedtuple("Traced", "label graph")
+Traced = collections.namedtuple("Traced", "label graph jit")
+Traced.__new__.__defaults__ = (False,)  # jit: the traced function itself is compiled with XLA
 
 
 class ScanError(Exception):
@@ -54,21 +55,42 @@ def trace_keras(model, example_inputs=None, example_targets=None):
     notes = []
     optimizer = getattr(model, "optimizer", None)
     if optimizer is not None and hasattr(model, "train_step"):
-        y_spec = input_specs(None, example_targets) if example_targets is not None else _output_spec(model, x_spec)
-        try:
-            if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
-                optimizer.build(model.trainable_variables)
-            step = tf.function(model.train_step).get_concrete_function((x_spec, y_spec))
+        if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
+            optimizer.build(model.trainable_variables)
+        errors = []
+        for y_spec in _target_specs(model, x_spec, example_targets):
+            try:
+                step = tf.function(model.train_step).get_concrete_function((x_spec, y_spec))
+            except Exception as exc:  # targets of another shape than guessed, or a custom train_step
+                errors.append(exc)
+                continue
             traced.append(Traced("training step", step.graph))
             return traced, notes
-        except Exception as exc:  # a custom train_step or loss that needs other targets
-            notes.append("could not trace the compiled training step (%s: %s); scanned the gradient of the "
-                         "outputs instead, without the loss, optimizer and metrics" % (
-                             type(exc).__name__, str(exc).splitlines()[0][:200]))
+        notes.append("could not trace the compiled training step (%s); scanned the gradient of the outputs "
+                     "instead, without the loss, optimizer and metrics: pass example_targets to tfdet.scan()"
+                     % _last_line(errors[0]))
     traced.append(Traced("gradient of the outputs", _gradient_graph(model, x_spec)))
     if optimizer is None:
         notes.append("the model is not compiled: the optimizer, loss and metrics were not scanned")
     return traced, notes
+
+
+def _target_specs(model, x_spec, example_targets):
+    """Target specs to try: the given examples; else the outputs' own shape (regression,
+    one-hot), then integer class labels (sparse losses) of shape [batch] and [batch, 1]."""
+    tf = _tf()
+    if example_targets is not None:
+        return [input_specs(None, example_targets)]
+    out = _output_spec(model, x_spec)
+    specs = [out]
+    if isinstance(out, tf.TensorSpec) and out.shape.rank and out.shape.rank >= 2:
+        specs += [tf.TensorSpec(out.shape[:-1], tf.int32), tf.TensorSpec(out.shape[:-1].concatenate([1]), tf.int32)]
+    return specs
+
+
+def _last_line(exc):
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return "%s: %s" % (type(exc).__name__, (lines[-1] if lines else "")[:200])
 
 
 def _gradient_graph(model, x_spec):
@@ -93,15 +115,19 @@ def trace_function(function, example_inputs):
     if not hasattr(function, "get_concrete_function"):
         function = tf.function(function)
     args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    return [Traced("function", function.get_concrete_function(*args).graph)], []
+    jit = bool(getattr(function, "_jit_compile", False))
+    return [Traced("function", function.get_concrete_function(*args).graph, jit)], []
 
 
-def sites(traced):
+def sites(traced, catalogue):
     """Every op of the traced graphs as findings.Site, with its pass and where it came from."""
-    from .conditions import ruled_out
+    from .conditions import raw_op_entries, ruled_out, through_public_api
     from .findings import Site
 
+    raw_entries = frozenset(raw_op_entries(entry.id for entry in catalogue))
+
     found = []
+    jit = jit_compiled(traced)
     for item in traced:
         default = passes.FORWARD
         live = hasattr(item.graph, "as_graph_def")
@@ -121,7 +147,10 @@ def sites(traced):
             if site.function and not stack:
                 where = "function %s" % site.function
             nodes = index if site.function is None else function_index[site.function]
-            found.append(Site(site.op_type, pass_name, where, ruled_out(site, nodes, library)))
+            out = ruled_out(site, nodes, library, jit)
+            if through_public_api(stack):  # made by tf.nn.X (which tfdet.patch() rebinds), not tf.raw_ops.X
+                out = out | raw_entries
+            found.append(Site(site.op_type, pass_name, where, out))
     return found
 
 
@@ -150,6 +179,8 @@ def trace_dataset(dataset):
 def jit_compiled(traced):
     """True if a traced graph calls a function compiled with XLA (jit_compile=True)."""
     for item in traced:
+        if item.jit:
+            return True
         graph_def = item.graph.as_graph_def() if hasattr(item.graph, "as_graph_def") else item.graph
         for site in graph.walk(graph_def):
             if "_XlaMustCompile" in site.node.attr and site.node.attr["_XlaMustCompile"].b:
