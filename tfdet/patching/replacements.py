@@ -18,6 +18,7 @@ import warnings
 
 import tensorflow.compat.v2 as tf
 
+from . import kernels as _kernels
 from . import primitive as _p
 from . import registry as _registry
 
@@ -331,12 +332,12 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
         idt = arr.dtype if arr.dtype in (tf.int32, tf.int64) else tf.int64
         arr = tf.cast(arr, idt)
         nonempty = tf.size(arr) > 0
-        output_size = tf.cast(nonempty, idt) * (tf.reduce_max(tf.concat([tf.reshape(arr, [-1]), tf.zeros([1], idt)], 0)) + 1)
+        output_size = tf.cast(nonempty, idt) * (tf.reduce_max(arr) + 1)  # as stock: no copy of arr; 0 when empty
         if minlength is not None:
             output_size = tf.maximum(tf.cast(tf.convert_to_tensor(minlength, name="minlength"), idt), output_size)
         if maxlength is not None:
             output_size = tf.minimum(tf.cast(tf.convert_to_tensor(maxlength, name="maxlength"), idt), output_size)
-        check = tf.debugging.assert_non_negative(arr, message="Input arr must be non-negative!")
+        check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])  # one pass
         with tf.control_dependencies([check]):
             arr = tf.identity(arr)
         out_dtype = weights.dtype if weights is not None else tf.as_dtype(dtype)
@@ -352,8 +353,9 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
             ids = tf.range(rows, dtype=idt)[:, tf.newaxis] * output_size + arr
             ids = tf.where(arr < output_size, ids, -tf.ones_like(ids))
             num_segments = rows * output_size
-        ids = tf.where(ids < num_segments, ids, -tf.ones_like(ids)) if axis == 0 else ids
-        out = _p.segment_reduce(tf.stop_gradient(values), ids, num_segments, "sum")
+        out = _kernels.bincount(arr, weights, output_size, axis, out_dtype, lambda: _p.segment_reduce(
+            tf.stop_gradient(values), tf.where(ids < num_segments, ids, -tf.ones_like(ids)) if axis == 0 else ids,
+            num_segments, "sum"))
         if binary_output:
             out = tf.cast(out > 0, out_dtype)
         if axis == -1:
