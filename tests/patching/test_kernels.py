@@ -137,6 +137,7 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_bitwise_identical_across_processes():
     rng = np.random.default_rng(4)
     arr = rng.integers(0, 1000, 300007).astype(np.int32)
@@ -163,3 +164,43 @@ def test_fallback_for_dtypes_without_a_kernel_here():
     assert called and out.dtype == tf.complex64
     assert np.array_equal(K.bincount(tf.constant(arr), tf.constant(w), 6, 0, None, None).numpy(),
                           np.bincount(arr, weights=w, minlength=6))
+
+
+@pytest.mark.parametrize("ids_shape,data_shape,num", [
+    ((0,), (0,), 3), ((10,), (10,), 3), ((300,), (300, 4, 2), 5), ((4, 5), (4, 5, 3), 7), ((6,), (6, 0), 2),
+    ((20000,), (20000,), 97)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_segment_sum_matches_stock(ids_shape, data_shape, num, dtype):
+    """The primitive's stock path for sums on this CPU: forward and gradient as tf.math.unsorted_segment_sum."""
+    rng = np.random.default_rng(sum(data_shape) + num)
+    ids = rng.integers(-1, num, ids_shape).astype(np.int32)
+    data = (rng.standard_normal(data_shape) * 100).astype(dtype)
+    ours = P.segment_reduce(data, ids, num, "sum").numpy()
+    stock = tf.math.unsorted_segment_sum(data, ids, num).numpy()
+    assert ours.dtype == stock.dtype and ours.shape == stock.shape
+    if np.issubdtype(dtype, np.integer):
+        assert np.array_equal(ours, stock)
+        return
+    scale = tf.math.unsorted_segment_sum(np.abs(data), ids, num).numpy()
+    C.assert_close(ours, stock, scale, np.dtype(dtype).name, "segment_sum", terms=max(ids.size, 1))
+    x = tf.constant(data)
+    dy = tf.constant(rng.standard_normal(stock.shape).astype(dtype))
+    grads = []
+    for fn in (lambda t: P.segment_reduce(t, ids, num, "sum"), lambda t: tf.math.unsorted_segment_sum(t, ids, num)):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        grads.append(tape.gradient(y, x, output_gradients=dy).numpy())
+    assert np.array_equal(grads[0], grads[1])
+
+
+def test_segment_sum_graph_and_errors():
+    spec = [tf.TensorSpec(None, tf.float32), tf.TensorSpec(None, tf.int32)]
+    types = _graph_ops(lambda d, i: P.segment_reduce(d, i, 5, "sum"), *spec)
+    assert "RaggedBincount" in types and "UnsortedSegmentSum" not in types
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        P.segment_reduce(np.ones(3, np.float32), np.array([0, 5, 1], np.int32), 3, "sum")
+    data = (np.random.default_rng(9).standard_normal((30011, 3)) * 1e4).astype(np.float32)
+    ids = np.random.default_rng(9).integers(-1, 50, 30011).astype(np.int32)
+    fn = tf.function(lambda d, i: P.segment_reduce(d, i, 50, "sum"))
+    assert len({C.digest([fn(data, ids).numpy()]) for _ in range(10)}) == 1

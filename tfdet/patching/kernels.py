@@ -88,14 +88,68 @@ def bincount(arr, weights, size, axis, dtype, fallback, method=None):
         if axis != 0:  # TF's kernel as it is: each row counted by one thread, in order
             return tf.raw_ops.DenseBincount(input=arr, size=size, binary_output=False,
                                             weights=empty[tf.newaxis, :] if weights is None else weights)
-        flat = tf.reshape(arr, [-1])
-        n = tf.size(flat, out_type=tf.int64)
-        piece = (n + (CHUNKS - 1)) // CHUNKS
-        splits = tf.concat([tf.minimum(tf.range(CHUNKS, dtype=tf.int64) * piece, n), tf.reshape(n, [1])], 0)
-        partial = tf.raw_ops.RaggedBincount(  # [CHUNKS, size]: row c = the sums over piece c, in index order
-            splits=splits, values=flat, size=size, binary_output=False,
-            weights=empty if weights is None else tf.reshape(tf.cast(weights, out_dtype), [-1]))
-        parts = [partial[c] for c in range(CHUNKS)]
-        while len(parts) > 1:  # a fixed pairwise order: (p0 + p1) + (p2 + p3)
-            parts = [parts[i] + parts[i + 1] for i in range(0, len(parts), 2)]
-        return parts[0]
+        weights = None if weights is None else tf.reshape(tf.cast(weights, out_dtype), [-1])
+        return _chunked_sums(tf, tf.reshape(arr, [-1]), weights, size, out_dtype)
+
+
+def _chunked_sums(tf, values, weights, size, dtype):
+    """[size]: the sums of weights (or counts) per value, values >= size dropped; values >= 0.
+
+    CHUNKS consecutive pieces, each summed in index order by one RaggedBincount
+    row, then the partial histograms added in a fixed pairwise order."""
+    n = tf.size(values, out_type=tf.int64)
+    piece = (n + (CHUNKS - 1)) // CHUNKS
+    splits = tf.concat([tf.minimum(tf.range(CHUNKS, dtype=tf.int64) * piece, n), tf.reshape(n, [1])], 0)
+    partial = tf.raw_ops.RaggedBincount(  # [CHUNKS, size]: row c = the sums over piece c, in index order
+        splits=splits, values=values, size=size, binary_output=False,
+        weights=tf.zeros([0], dtype) if weights is None else weights)
+    parts = [partial[c] for c in range(CHUNKS)]
+    while len(parts) > 1:  # a fixed pairwise order: (p0 + p1) + (p2 + p3)
+        parts = [parts[i] + parts[i + 1] for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def segment_sum(data, segment_ids, num_segments, fallback, method=None):
+    """Deterministic unsorted_segment_sum(data, segment_ids, num_segments) on a CPU.
+
+    Rows of `data` (the dims after segment_ids') are flattened into one bincount
+    over the keys id * depth + column, summed by _chunked_sums; negative ids are
+    dropped and ids >= num_segments raise InvalidArgumentError, as the stock CPU
+    kernel. The gradient is the stock op's (a gather of the output gradient,
+    zero for negative ids). Returns fallback() where these kernels do not apply.
+    """
+    tf = _tf()
+    if (not applies(method) or data.dtype.name not in _BINCOUNT_TYPES
+            or segment_ids.dtype not in (tf.int32, tf.int64)):
+        return fallback()
+    with tf.name_scope("DeterministicSegmentSum"), tf.device("/device:CPU:0"):
+        ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
+        num = tf.cast(num_segments, tf.int64)
+        ids_rank = segment_ids.shape.rank if segment_ids.shape.rank is not None else tf.rank(segment_ids)
+        inner = tf.shape(data, out_type=tf.int64)[ids_rank:]
+        depth = tf.reduce_prod(inner)
+        out_shape = tf.concat([tf.reshape(num, [1]), inner], 0)
+        check = tf.debugging.Assert(tf.reduce_max(ids) < num,  # int64 lowest when empty
+                                    ["segment_ids must be < num_segments (out of range)"])
+        with tf.control_dependencies([check]):
+            keys = ids[:, tf.newaxis] * depth + tf.range(depth, dtype=tf.int64)[tf.newaxis, :]
+        keys = tf.reshape(tf.where(ids[:, tf.newaxis] >= 0, keys, num * depth), [-1])
+
+        @tf.custom_gradient
+        def summed(x):
+            flat = tf.reshape(x, [-1])
+            y = tf.reshape(_chunked_sums(tf, keys, flat, num * depth, x.dtype), out_shape)
+
+            def grad(dy):
+                g = tf.gather(dy, tf.maximum(ids, 0))
+                keep = tf.reshape(ids >= 0, tf.concat([tf.shape(ids), tf.ones_like(tf.shape(g)[1:])], 0))
+                return tf.reshape(tf.where(keep, g, tf.zeros_like(g)), tf.shape(x))
+
+            return y, grad
+
+        out = summed(data)
+        if segment_ids.shape.rank is not None and data.shape.rank is not None:
+            num_static = tf.get_static_value(num_segments)
+            out.set_shape(tf.TensorShape([None if num_static is None else int(num_static)])
+                          .concatenate(data.shape[segment_ids.shape.rank:]))
+        return out

@@ -873,10 +873,19 @@ def adjust_contrast(images, contrast_factor):
             flt = tf.image.convert_image_dtype(images, tf.float32)
         work = tf.cast(flt, tf.float32)
         factor = tf.cast(contrast_factor, tf.float32)
-        mean = tf.reduce_mean(work, axis=[-3, -2], keepdims=True)
         # x * f + mean * (1 - f): the same value as (x - mean) * f + mean up to a few
-        # ulps (within the stated tolerance), one pass over the image fewer.
-        adjusted = tf.cast(work * factor + mean * (1.0 - factor), flt.dtype)
+        # ulps (within the stated tolerance), one pass over the image fewer. On [B, H, W*C]
+        # views: the mean as two dense reductions with long inner rows, and the offset
+        # tiled to one [W*C] row per image (a [B, 1, 1, C] broadcast is 3x slower on CPUs).
+        shape = tf.shape(work)
+        h, w, c = shape[-3], shape[-2], shape[-1]
+        b = tf.reduce_prod(shape[:-3])
+        rows = tf.reduce_sum(tf.reshape(work, tf.stack([b, h, w * c])), axis=1)  # [B, W*C]
+        mean = tf.reduce_sum(tf.reshape(rows, tf.stack([b, w, c])), axis=1) / tf.cast(h * w, tf.float32)
+        offset = tf.reshape(tf.tile((mean * (1.0 - factor))[:, tf.newaxis, :], tf.stack([1, w, 1])),
+                            tf.stack([b, 1, w * c]))
+        adjusted = tf.reshape(tf.reshape(work * factor, tf.stack([b, h, w * c])) + offset, shape)
+        adjusted = tf.cast(tf.ensure_shape(adjusted, work.shape), flt.dtype)
         return tf.image.convert_image_dtype(adjusted, orig_dtype, saturate=True)
 
 
