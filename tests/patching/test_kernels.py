@@ -167,8 +167,8 @@ def test_fallback_for_dtypes_without_a_kernel_here():
 
 
 @pytest.mark.parametrize("ids_shape,data_shape,num", [
-    ((0,), (0,), 3), ((10,), (10,), 3), ((300,), (300, 4, 2), 5), ((4, 5), (4, 5, 3), 7), ((6,), (6, 0), 2),
-    ((20000,), (20000,), 97)])
+    ((0,), (0,), 3), ((10,), (10,), 3), ((300,), (300, 1), 5), ((4, 5), (4, 5), 7), ((4, 5), (4, 5, 1, 1), 2),
+    ((300,), (300, 4, 2), 5), ((6,), (6, 0), 2), ((20000,), (20000,), 97), ((20000,), (20000,), 20000)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 def test_segment_sum_matches_stock(ids_shape, data_shape, num, dtype):
     """The primitive's stock path for sums on this CPU: forward and gradient as tf.math.unsorted_segment_sum."""
@@ -195,9 +195,11 @@ def test_segment_sum_matches_stock(ids_shape, data_shape, num, dtype):
 
 
 def test_segment_sum_graph_and_errors():
-    spec = [tf.TensorSpec(None, tf.float32), tf.TensorSpec(None, tf.int32)]
+    spec = [tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int32)]
     types = _graph_ops(lambda d, i: P.segment_reduce(d, i, 5, "sum"), *spec)
     assert "RaggedBincount" in types and "UnsortedSegmentSum" not in types
+    wide = [tf.TensorSpec([None, 8], tf.float32), tf.TensorSpec([None], tf.int32)]  # wider rows: the stock kernel
+    assert "UnsortedSegmentSum" in _graph_ops(lambda d, i: P.segment_reduce(d, i, 5, "sum"), *wide)
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
         P.segment_reduce(np.ones(3, np.float32), np.array([0, 5, 1], np.int32), 3, "sum")
     data = (np.random.default_rng(9).standard_normal((30011, 3)) * 1e4).astype(np.float32)

@@ -44,7 +44,10 @@ Where TensorFlow's own segment op is already deterministic the "auto" method
 calls it instead, but only when told so (`set_stock_deterministic`): patch()
 tells it from the catalogue (CPU kernels walk the ids in order; GPU kernels are
 deterministic once op determinism is on, from the TF version the catalogue
-names). Used directly, outside patch(), "auto" takes the order-fixed path.
+names); on a machine without a GPU, sums of scalar rows go through tfdet.patching.kernels
+(TF's serial CPU bincount kernel over fixed pieces) instead of
+UnsortedSegmentSum, whose CPU kernel is several times slower. Used directly,
+outside patch(), "auto" takes the order-fixed path.
 The order-fixed path stays selectable (`method="order_fixed"`, `set_method`,
 `method_scope`) so it can be tested and benchmarked anywhere.
 
