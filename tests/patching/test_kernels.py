@@ -206,3 +206,13 @@ def test_segment_sum_graph_and_errors():
     ids = np.random.default_rng(9).integers(-1, 50, 30011).astype(np.int32)
     fn = tf.function(lambda d, i: P.segment_reduce(d, i, 50, "sum"))
     assert len({C.digest([fn(data, ids).numpy()]) for _ in range(10)}) == 1
+
+
+def test_xla_takes_the_stock_kernels():
+    """RaggedBincount has no XLA kernel: under jit_compile=True the stock path runs, as before."""
+    arr, w = _inputs(5, n=1000, bins=13)
+    ours = tf.function(lambda a, x: R.bincount(a, weights=x, minlength=13), jit_compile=True)(arr, w).numpy()
+    C.assert_close(ours, np.bincount(arr, weights=w, minlength=13), np.bincount(arr, weights=np.abs(w), minlength=13),
+                   "float32", "bincount under XLA", terms=1000)
+    sums = tf.function(lambda x, i: P.segment_reduce(x, i, 13, "sum"), jit_compile=True)(w, arr).numpy()
+    assert np.allclose(sums, ours, rtol=1e-5, atol=1e-3)

@@ -30,6 +30,9 @@ are known to hold one element): 3-5x faster on a CPU than
 `UnsortedSegmentSum`, with the stock op's gradient. Wider rows keep the stock
 kernel, whose vectorised row additions are faster there.
 
+Not under XLA (tf.function(jit_compile=True)): RaggedBincount has no XLA
+kernel, so the caller's fallback runs there.
+
 These kernels are used only where every op runs on a CPU (TensorFlow sees no
 GPU; they are also placed on the CPU explicitly) and only when the primitive's
 dispatch resolves to the stock path (tfdet.patch() said TF's segment kernels are
@@ -67,11 +70,21 @@ def cpu_only():
     return _cache["cpu_only"]
 
 
+def _in_xla_context():
+    """True while building ops that XLA compiles (tf.function(jit_compile=True)):
+    RaggedBincount has no XLA kernel, the stock ops do."""
+    try:
+        from tensorflow.python.ops import control_flow_util  # noqa: PLC0415 - TF internal, present 1.15-2.21
+    except ImportError:  # pragma: no cover
+        return False
+    return control_flow_util.GraphOrParentsInXlaContext(_tf().compat.v1.get_default_graph())
+
+
 def applies(method=None):
     """Whether the CPU kernels may replace the primitive's stock path here."""
     tf = _tf()
     return (_p.resolve_method(method) == "stock" and cpu_only()
-            and getattr(tf.raw_ops, "RaggedBincount", None) is not None)
+            and getattr(tf.raw_ops, "RaggedBincount", None) is not None and not _in_xla_context())
 
 
 def bincount(arr, weights, size, axis, dtype, fallback, method=None):
