@@ -1,18 +1,24 @@
 #!/usr/bin/env python
 """Cost of the deterministic replacements against the stock ops, on this machine.
 
-    python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...]
+    python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...] [--markdown]
 
 For each replacement, three tf.functions are timed on the same inputs: the stock
-op, the replacement with the dispatching default ("auto": TF's own kernel where it
-is deterministic, which on a CPU is always) and the replacement forced onto the
-order-fixed path (what runs on GPUs before TF 2.7). Each is timed forward only
-and forward + gradient, after warm-up, in interleaved rounds (stock, auto,
-order-fixed, stock, ...) so that machine drift hits all three alike; the table
-shows medians and ratios to the stock op. No assertions: this is a measurement.
+op, the replacement as this machine's plan runs it ("auto": what tfdet.patch()
+installs here, TF's own kernels where the catalogue says they are deterministic,
+the CPU kernels of tfdet.patching.kernels on a CPU) and the replacement forced
+onto the order-fixed path (what a GPU plan runs where TF's GPU kernels are not
+deterministic). Each is timed forward only and forward + gradient, after
+warm-up, in interleaved rounds (stock, auto, order-fixed, stock, ...) so that
+machine drift hits all three alike.
+
+The output is one table: replacement x plan x pass -> the ratio of medians to
+the stock op, with a 95% bootstrap interval (tfdet.results.stats.ratio_interval);
+"here" marks the replacements this machine's plan installs. Progress goes to
+stderr. No assertions: this is a measurement.
 
 --size is the number of data elements of the segment-sum benchmarks (default
-1e6); the other benchmarks scale with it.
+1e6, with 1e4 segments or bins); images are [32, 256, 256, 3] at the default.
 """
 
 import argparse
@@ -125,14 +131,15 @@ def benchmarks(size, rng):
                 lambda x: tf.compat.v1.image.resize_nearest_neighbor(x, [128, 128], half_pixel_centers=True),
                 lambda x: R.resize_nearest_neighbor(x, [128, 128], half_pixel_centers=True), (0,)))
 
-    # crop_and_resize (ROI align-like): 256 boxes of 14x14 from [4, 128, 128, 32].
-    crop_img = rng.standard_normal((4, 128, 128, 32)).astype(np.float32)
+    # crop_and_resize: 256 boxes of 32x32 from [32, 256, 256, 3] images (at the default size).
+    nimg = max(int(32 * size / 1e6), 1)
+    crop_img = rng.standard_normal((nimg, 256, 256, 3)).astype(np.float32)
     y1x1 = rng.uniform(0, 0.7, (256, 2))
     boxes = np.concatenate([y1x1, y1x1 + rng.uniform(0.05, 0.3, (256, 2))], 1).astype(np.float32)
-    box_ind = rng.integers(0, 4, 256).astype(np.int32)
-    out.append(("crop_and_resize 256x14x14 of [4,128,128,32]", (crop_img, boxes),
-                lambda im, b: tf.image.crop_and_resize(im, b, box_ind, [14, 14]),
-                lambda im, b: R.crop_and_resize(im, b, box_ind, [14, 14]), (0, 1)))
+    box_ind = rng.integers(0, nimg, 256).astype(np.int32)
+    out.append(("crop_and_resize 256x32x32 of [%d,256,256,3]" % nimg, (crop_img, boxes),
+                lambda im, b: tf.image.crop_and_resize(im, b, box_ind, [32, 32]),
+                lambda im, b: R.crop_and_resize(im, b, box_ind, [32, 32]), (0, 1)))
 
     # scatter_nd with duplicate indices.
     sidx = rng.integers(0, segs, (n // 64, 1)).astype(np.int32)
@@ -151,8 +158,8 @@ def benchmarks(size, rng):
     out.append(("sparse_softmax_cross_entropy [%d,1000]" % batch, (logits,),
                 lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels, x),
                 lambda x: R.sparse_softmax_cross_entropy_with_logits(labels, x), (0,)))
-    imgs = rng.uniform(0, 1, (max(n // (128 * 128 * 3), 1), 128, 128, 3)).astype(np.float32)
-    out.append(("adjust_contrast [%d,128,128,3]" % imgs.shape[0], (imgs,),
+    imgs = rng.uniform(0, 1, (nimg, 256, 256, 3)).astype(np.float32)
+    out.append(("adjust_contrast [%d,256,256,3]" % nimg, (imgs,),
                 lambda x: tf.image.adjust_contrast(x, 1.5), lambda x: R.adjust_contrast(x, 1.5), None))
     return out
 
@@ -166,9 +173,22 @@ def _time(fn, args):
     return time.perf_counter() - start
 
 
-def run(size, rounds, only=None, passes=("forward", "forward+gradient")):
+# The registry name (tfdet.patching.registry) behind each benchmark, by the benchmark's first word.
+PATCH_OF = {"gather": "indexed_slices_to_dense", "resize_nearest": "resize_nearest_neighbor_grad",
+            "crop_and_resize": "crop_and_resize_grad"}
+PLANS = (("auto", "this machine's plan (auto)"), ("order_fixed", "GPU plan (order-fixed)"))
+PASSES = ("forward", "forward+gradient")
+
+
+def patch_of(name):
+    word = name.split()[0]
+    return PATCH_OF.get(word, word)
+
+
+def run(size, rounds, only=None, passes=PASSES, log=sys.stderr):
+    """{(benchmark name, pass): {"stock": [s, ...], "auto": [...], "order_fixed": [...]}} in benchmark order."""
     rng = np.random.default_rng(0)
-    rows = []
+    results = {}
     for name, args, stock, ours, diff in benchmarks(size, rng):
         if only and not any(o in name for o in only):
             continue
@@ -194,35 +214,86 @@ def run(size, rounds, only=None, passes=("forward", "forward+gradient")):
             for _ in range(rounds):
                 for label, f in variants:
                     samples[label].append(_time(f, targs))
+            results[(name, kind)] = samples
             med = dict((label, 1e3 * float(np.median(v))) for label, v in samples.items())
-            rows.append((name, kind, med["stock"], med["auto"], med["order_fixed"]))
-            print("%-44s %-17s stock %9.2f ms   auto %9.2f ms (%5.2fx)   order-fixed %9.2f ms (%5.2fx)"
-                  % (name, kind, med["stock"], med["auto"], med["auto"] / med["stock"], med["order_fixed"],
-                     med["order_fixed"] / med["stock"]))
-            sys.stdout.flush()
-    return rows
+            log.write("%-44s %-17s stock %9.2f ms   auto %9.2f ms (%5.2fx)   order-fixed %9.2f ms (%5.2fx)\n"
+                      % (name, kind, med["stock"], med["auto"], med["auto"] / med["stock"], med["order_fixed"],
+                         med["order_fixed"] / med["stock"]))
+            log.flush()
+    return results
+
+
+def _cell(interval):
+    return "%.2fx [%.2f, %.2f]" % (interval["ratio"], interval["low"], interval["high"])
+
+
+def table(results, installed, markdown=False):
+    """The one table: rows replacement (benchmark), columns plan x pass; and the summary lines."""
+    from tfdet.results.stats import ratio_interval
+
+    names = []
+    for name, _ in results:
+        if name not in names:
+            names.append(name)
+    short = {"auto": "auto", "order_fixed": "order-fixed", "forward": "fwd", "forward+gradient": "fwd+grad"}
+    header = ["replacement", "here"] + ["%s %s" % (short[plan], short[kind]) for plan, _ in PLANS for kind in PASSES]
+    rows, worst_here, fixed = [], [], []
+    for name in names:
+        row = [name, "yes" if patch_of(name) in installed else ""]
+        for plan, _ in PLANS:
+            for kind in PASSES:
+                samples = results.get((name, kind))
+                if samples is None:
+                    row.append("-")
+                    continue
+                interval = ratio_interval(samples["stock"], samples[plan])
+                row.append(_cell(interval))
+                if plan == "order_fixed":
+                    fixed.append(interval["ratio"])
+                elif patch_of(name) in installed:
+                    worst_here.append((interval["ratio"], name, kind))
+        rows.append(row)
+    lines = []
+    if markdown:
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "|".join("---" for _ in header) + "|")
+        lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    else:
+        widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+        for row in [header] + rows:
+            lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    lines.append("")
+    if worst_here:
+        ratio, name, kind = max(worst_here)
+        lines.append("this machine's plan (installed replacements): worst %.2fx (%s, %s)" % (ratio, name, kind))
+    if fixed:
+        lines.append("GPU plan (order-fixed), all replacements: median %.2fx, worst %.2fx over %d cells"
+                     % (float(np.median(fixed)), max(fixed), len(fixed)))
+    return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=float, default=1e6, help="elements of the segment-sum data (default 1e6)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default 7)")
+    parser.add_argument("--rounds", type=int, default=11, help="interleaved timing rounds (default 11)")
     parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
     args = parser.parse_args(argv)
     # "auto" is what tfdet.patch() would install here: the primitive takes TF's own
     # segment kernels only where the plan (the catalogue) says they are deterministic.
-    from tfdet.patching import preview, primitive
+    from tfdet.patching import preview
 
-    primitive.set_stock_deterministic(preview.preview().plan.stock_segments_deterministic)
-    print("TF %s, numpy %s, %d CPUs, intra-op threads %s, TF_ENABLE_ONEDNN_OPTS=%s; medians of %d rounds"
-          % (tf.__version__, np.__version__, os.cpu_count(), tf.config.threading.get_intra_op_parallelism_threads()
-             or "default", os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"), args.rounds))
-    print("auto = what tfdet.patch() installs here (TF's kernels where the catalogue says they are deterministic); "
-          "order-fixed = the path used on GPUs before TF 2.7")
-    rows = run(args.size, args.rounds, [o for o in args.only.split(",") if o])
-    ratios = [r[4] / r[2] for r in rows]
-    print("order-fixed / stock: median %.2fx, worst %.2fx over %d rows" % (float(np.median(ratios)), max(ratios),
-                                                                         len(rows)))
+    plan = preview.preview().plan
+    primitive.set_stock_deterministic(plan.stock_segments_deterministic)
+    print("TF %s, numpy %s, %d CPUs, intra-op threads %s, TF_ENABLE_ONEDNN_OPTS=%s; %d interleaved rounds, "
+          "--size %g" % (tf.__version__, np.__version__, os.cpu_count(),
+                         tf.config.threading.get_intra_op_parallelism_threads() or "default",
+                         os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"), args.rounds, args.size))
+    print("ratio of medians to the stock op [95%% bootstrap interval]; auto = this machine's plan, order-fixed = "
+          "the GPU plan's path; here = installed by this machine's plan (%s, TF %s): %s"
+          % (plan.device, plan.tf_version, ", ".join(sorted(plan.replacements)) or "none"))
+    results = run(args.size, args.rounds, [o for o in args.only.split(",") if o])
+    print(table(results, set(plan.replacements), markdown=args.markdown))
     return 0
 
 

@@ -250,3 +250,29 @@ def test_methods_agree_bitwise_on_integers():
         a = P.segment_reduce(data, ids, 40, r, method="order_fixed").numpy()
         b = P.segment_reduce(data, ids, 40, r, method="stock").numpy()
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n,num,depth", [(160, 2, 1), (20011, 37, 3)])
+def test_row_sorted_path_matches_stock(n, num, depth):
+    """Many ids per segment: the ids are sorted in rows (_sort_rows > 1) and the rows' results combined."""
+    rng = np.random.default_rng(n + num)
+    assert int(P._sort_rows(tf.constant(n), tf.constant(num))) > 1
+    ids = rng.integers(-2, num, n).astype(np.int32)
+    data = rng.standard_normal((n, depth))
+    for reduction in STOCK:
+        scaled = 1.0 + 1e-3 * data if reduction == "prod" else data
+        for sorted_ids, variant in ((False, ids), (False, np.sort(ids)), (True, np.sort(ids))):
+            _check(reduction, "float64", scaled, variant, num, sorted_ids=sorted_ids)
+    ints = rng.integers(-50, 50, (n, depth)).astype(np.int64)
+    for reduction in ("sum", "max", "min"):
+        _check(reduction, "int64", ints, ids, num)
+    fn = tf.function(lambda d, i: P.segment_reduce(d, i, num, "sum", method="order_fixed"),
+                     input_signature=[tf.TensorSpec([None, depth], tf.float64), tf.TensorSpec([None], tf.int32)])
+    assert np.array_equal(fn(data, ids).numpy(), P.segment_reduce(data, ids, num, "sum").numpy())
+
+
+def test_row_sorted_path_raises_for_ids_out_of_range():
+    ids = np.arange(2000, dtype=np.int32) % 4
+    ids[1234] = 4
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        P.segment_reduce(np.ones(2000), ids, 4, "sum")
