@@ -43,8 +43,6 @@ Python 3.7 / TensorFlow 1.15 compatible (tensorflow.compat.v2); where TF has no
 RaggedBincount (before 2.3) the fallback runs.
 """
 
-from . import primitive as _p
-
 # Pieces of a 1-D bincount: a constant, so the order of additions depends only
 # on the input's length. 4 keeps the extra zeroing and adding of partial
 # histograms small while cutting the longest sequential sum by 4.
@@ -80,14 +78,16 @@ def _in_xla_context():
     return control_flow_util.GraphOrParentsInXlaContext(_tf().compat.v1.get_default_graph())
 
 
-def applies(method=None):
-    """Whether the CPU kernels may replace the primitive's stock path here."""
+def applies(stock_path):
+    """Whether the CPU kernels may replace the primitive's stock path here.
+    stock_path: the primitive's dispatch chose TF's own kernels (the caller asks it;
+    this module does not import the primitive, which imports this one)."""
     tf = _tf()
-    return (_p.resolve_method(method) == "stock" and cpu_only()
+    return (stock_path and cpu_only()
             and getattr(tf.raw_ops, "RaggedBincount", None) is not None and not _in_xla_context())
 
 
-def bincount(arr, weights, size, axis, dtype, fallback, method=None):
+def bincount(arr, weights, size, axis, dtype, fallback, stock_path):
     """Deterministic sums of `weights` (or counts, when None) per value of `arr`.
 
     arr: int32/int64, all >= 0 (the caller checks); values >= size are dropped.
@@ -99,7 +99,7 @@ def bincount(arr, weights, size, axis, dtype, fallback, method=None):
     """
     tf = _tf()
     out_dtype = tf.as_dtype(weights.dtype if weights is not None else dtype)
-    if not applies(method) or out_dtype.name not in _BINCOUNT_TYPES or arr.dtype not in (tf.int32, tf.int64):
+    if not applies(stock_path) or out_dtype.name not in _BINCOUNT_TYPES or arr.dtype not in (tf.int32, tf.int64):
         return fallback()
     with tf.name_scope("DeterministicBincount"), tf.device("/device:CPU:0"):
         size = tf.cast(size, arr.dtype)
@@ -140,7 +140,7 @@ def _chunked_sums(tf, values, weights, size, dtype):
     return tf.cond(n >= CHUNKS * tf.cast(size, tf.int64), pieces, whole)
 
 
-def segment_sum(data, segment_ids, num_segments, fallback, method=None):
+def segment_sum(data, segment_ids, num_segments, fallback, stock_path=True):
     """Deterministic unsorted_segment_sum(data, segment_ids, num_segments) on a CPU.
 
     Rows of `data` (the dims after segment_ids') are flattened into one bincount
@@ -154,7 +154,7 @@ def segment_sum(data, segment_ids, num_segments, fallback, method=None):
                    and data.shape[segment_ids.shape.rank:].num_elements() == 1)
     # Only for rows of one element (known while building): for wider rows the stock
     # CPU kernel's vectorised row additions beat one scalar addition per element.
-    if (not scalar_rows or not applies(method) or data.dtype.name not in _BINCOUNT_TYPES
+    if (not scalar_rows or not applies(stock_path) or data.dtype.name not in _BINCOUNT_TYPES
             or segment_ids.dtype not in (tf.int32, tf.int64)):
         return fallback()
     with tf.name_scope("DeterministicSegmentSum"), tf.device("/device:CPU:0"):

@@ -455,9 +455,9 @@ def segment_reduce(data, segment_ids, num_segments, reduction="sum", sorted_ids=
         if resolve_method(method) == "stock":
             stock = lambda: _stock_op(reduction)(data, segment_ids, num_segments)  # noqa: E731
             if reduction == "sum":  # on a CPU, TF's serial bincount kernel over fixed pieces: 5x faster
-                from . import kernels  # noqa: PLC0415 - kernels imports this module
+                from . import kernels  # noqa: PLC0415 - imports TensorFlow's internals only when used
 
-                return kernels.segment_sum(data, segment_ids, num_segments, stock, method)
+                return kernels.segment_sum(data, segment_ids, num_segments, stock, stock_path=True)
             return stock()
         return _order_fixed(data, segment_ids, num_segments, reduction, sorted_ids, validate)
 

@@ -355,7 +355,7 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
             num_segments = rows * output_size
         out = _kernels.bincount(arr, weights, output_size, axis, out_dtype, lambda: _p.segment_reduce(
             tf.stop_gradient(values), tf.where(ids < num_segments, ids, -tf.ones_like(ids)) if axis == 0 else ids,
-            num_segments, "sum"))
+            num_segments, "sum"), stock_path=_p.resolve_method(None) == "stock")
         if binary_output:
             out = tf.cast(out > 0, out_dtype)
         if axis == -1:
