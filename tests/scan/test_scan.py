@@ -301,13 +301,26 @@ def test_h5_and_keras_files_with_a_custom_layer_need_its_module(tmp_path):
         "model.save(%r); model.save(%r)\n" % (str(tmp_path), str(tmp_path / "m.keras"), str(tmp_path / "m.h5")))
     made = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr
-    for name in ("m.keras", "m.h5"):
-        path = str(tmp_path / name)
-        without = _cli("scan", path)
-        assert without.returncode == INVALID_INPUT, without.stdout + without.stderr
-        assert "--custom-objects" in without.stderr.splitlines()[-1]
-        found = _cli("scan", path, "--custom-objects", str(module), "--no-assume-patched", "--json")
-        assert found.returncode == OK, found.stderr
-        hits = {h["op_type"]: h for h in json.loads(found.stdout)["hits"]}
-        assert "UnsortedSegmentSum" in hits and "forward" in hits["UnsortedSegmentSum"]["passes"]
-        assert any("layers_mod.py" in w for w in hits["UnsortedSegmentSum"]["where"])  # the user's own line
+    without = _cli("scan", str(tmp_path / "m.keras"))
+    assert without.returncode == INVALID_INPUT, without.stdout + without.stderr
+    assert "'SegmentPool'" in without.stderr and "--custom-objects" in without.stderr.splitlines()[-1]
+    found = _cli("scan", str(tmp_path / "m.keras"), "--custom-objects", str(module), "--no-assume-patched", "--json")
+    assert found.returncode == OK, found.stderr
+    hits = {h["op_type"]: h for h in json.loads(found.stdout)["hits"]}
+    assert "UnsortedSegmentSum" in hits and "forward" in hits["UnsortedSegmentSum"]["passes"]
+    assert any("layers_mod.py" in w for w in hits["UnsortedSegmentSum"]["where"])  # the user's own line
+    # the .h5 file, through the API in this process (the CLI's path is the same load_model)
+    from tfdet.scanning import ScanError, load_model
+
+    with pytest.raises(ScanError, match="--custom-objects"):
+        load_model(str(tmp_path / "m.h5"))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import layers_mod
+
+        notes = []
+        model = load_model(str(tmp_path / "m.h5"), {"SegmentPool": layers_mod.SegmentPool}, notes)
+        report = tfdet.scan(model, tf_version="2.21", assume_patched=False, notes=notes)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert "UnsortedSegmentSum" in _by_op(report)
