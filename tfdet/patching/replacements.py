@@ -117,6 +117,30 @@ def _raise_like_stock(build):
     return build()
 
 
+def _no_values(data, segment_ids):
+    """Whether data's rows are statically empty (a zero-size dimension after the ids' ones): the
+    output holds no values then, and the order-fixed loop cannot keep a 0-wide static shape."""
+    rank = segment_ids.shape.rank
+    if rank is None or data.shape.rank is None or _p.resolve_method() != "order_fixed":
+        return False
+    inner = data.shape[rank:]
+    return inner.is_fully_defined() and inner.num_elements() == 0
+
+
+def _empty_rows(data, segment_ids, num_segments):
+    """The [num_segments] + inner result of a segment reduction of data without values; ids >= num_segments
+    raise, as the primitive and the stock CPU kernels. Gradient: zeros (there is nothing to differentiate)."""
+    ids = tf.reshape(segment_ids, [-1])
+    num = tf.cast(num_segments, ids.dtype)
+    check = tf.debugging.assert_less(tf.reduce_max(tf.concat([ids, -tf.ones([1], ids.dtype)], 0)), num,
+                                     message="segment_ids must be < num_segments (out of range)")
+    shape = tf.concat([tf.reshape(tf.cast(num, tf.int64), [1]),
+                       tf.shape(data, out_type=tf.int64)[segment_ids.shape.rank:]], 0)
+    with tf.control_dependencies([check]):
+        out = tf.zeros(shape, data.dtype)
+    return _with_gradient(lambda x: out, lambda dy, y, x: (tf.zeros_like(x),), data)
+
+
 def _segment_inputs(data, segment_ids, num_segments=None):
     data = tf.convert_to_tensor(data, name="data")
     segment_ids = tf.convert_to_tensor(segment_ids, name="segment_ids")
@@ -165,6 +189,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
                          name=name)
     with tf.name_scope(name or "UnsortedSegmentSum"):
         data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        if _no_values(data, segment_ids):
+            return _empty_rows(data, segment_ids, num_segments)
         return _with_gradient(
             lambda x: _p.segment_reduce(x, segment_ids, num_segments, "sum"),
             lambda dy, y, x: (_gather_drop_negatives(dy, segment_ids),),
@@ -206,6 +232,8 @@ def segment_sum(data, segment_ids, name=None):
         ]
         with tf.control_dependencies(checks):
             num_segments = tf.where(n > 0, tf.concat([ids[-1:], tf.zeros([1], idt)], 0)[0] + 1, tf.zeros([], idt))
+        if _no_values(data, segment_ids):
+            return _empty_rows(data, segment_ids, num_segments)
         return _with_gradient(
             lambda x: _p.segment_reduce(x, segment_ids, num_segments, "sum", sorted_ids=True),
             lambda dy, y, x: (tf.gather(dy, segment_ids),),
@@ -266,6 +294,8 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
         return _fallback("tf.math.unsorted_segment_prod", "XLA (jit_compile=True)", data, segment_ids, num_segments, name=name)
     with tf.name_scope(name or "UnsortedSegmentProd"):
         data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        if _no_values(data, segment_ids):
+            return _empty_rows(data, segment_ids, num_segments)
 
         def backward(dy, y, x):
             is_zero = tf.equal(x, tf.zeros([], x.dtype))
@@ -287,6 +317,8 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
 
 def _unsorted_segment_min_or_max(reduction, data, segment_ids, num_segments):
     data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+    if _no_values(data, segment_ids):
+        return _empty_rows(data, segment_ids, num_segments)
 
     def backward(dy, y, x):
         clipped = tf.maximum(segment_ids, tf.zeros_like(segment_ids))
