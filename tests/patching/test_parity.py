@@ -333,3 +333,32 @@ def test_scatter_nd_edge_shapes_and_dtypes_as_stock(method, indices, updates, sh
     with primitive.method_scope(method):
         assert_same(outcome(lambda: R.scatter_nd(indices, updates, shape)),
                     outcome(lambda: tf.scatter_nd(indices, updates, shape)))
+
+
+# --------------------------------------------------------------------------- found by TF's own kernel tests
+
+
+def test_sparse_xent_labels_of_wrong_rank_raise_when_run_as_stock():
+    """sparse_xent_op_test_base: testLabelsPlaceholderScalar and testScalarHandling."""
+    scalar = {"labels": (np.array(0, np.int32), tf.int32, None)}
+    assert_same(outcome(in_v1_graph(lambda labels: R.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=[[7.0]]), scalar)), outcome(in_v1_graph(
+            lambda labels: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=[[7.0]]), scalar)))
+    squeezed = {"labels": (np.zeros((1, 1), np.int32), tf.int32, [None, 1]),
+                "logits": (np.ones((1, 3), np.float32), tf.float32, [None, 3])}
+
+    def build(fn):
+        return lambda labels, logits: fn(labels=tf.squeeze(labels), logits=logits)
+
+    stock = outcome(in_v1_graph(build(tf.nn.sparse_softmax_cross_entropy_with_logits), squeezed))
+    assert_same(outcome(in_v1_graph(build(R.sparse_softmax_cross_entropy_with_logits), squeezed)), stock)
+    assert "labels must be 1-D" in stock[2] and "labels must be 1-D" in outcome(
+        in_v1_graph(build(R.sparse_softmax_cross_entropy_with_logits), squeezed))[2]
+
+
+def test_sparse_xent_invalid_label_message_names_the_label():
+    """sparse_xent_op_test_base: testInvalidLabelCPU matches 'Received a label value of'."""
+    logits = tf.ones([4, 4])
+    assert_same(outcome(lambda: R.sparse_softmax_cross_entropy_with_logits(labels=[4, 3, 0, -1], logits=logits)),
+                outcome(lambda: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[4, 3, 0, -1], logits=logits)),
+                phrase="Received a label value of")

@@ -1064,16 +1064,23 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
             return _raise_like_stock(lambda: tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(
                 features=tf.reshape(precise, [-1, tf.shape(precise)[-1]]), labels=tf.reshape(labels, [-1]))[0])
         checks = []
+        if labels_static.rank is None or logits_static.rank is None:  # checked when run, as the stock op
+            checks.append(tf.debugging.Assert(tf.equal(tf.rank(labels), tf.rank(logits) - 1), [
+                "labels must be 1-D (of rank logits' rank - 1), but got shape", tf.shape(labels)]))
         if not fully_defined:
-            checks.append(tf.debugging.assert_equal(
-                tf.shape(labels), tf.shape(logits)[:-1],
-                message="logits and labels must have the same first dimension"))
+            with tf.control_dependencies(checks):
+                checks.append(tf.debugging.assert_equal(
+                    tf.shape(labels), tf.shape(logits)[:-1],
+                    message="logits and labels must have the same first dimension"))
         classes = tf.shape(precise)[-1]
         invalid = tf.logical_or(labels < 0, labels >= tf.cast(classes, labels.dtype))
         if not _on_gpu(labels):  # the CPU kernel raises; the GPU kernel gives NaN (below)
-            checks.append(tf.debugging.Assert(tf.logical_not(tf.reduce_any(invalid)), [
-                "Received a label value which is outside the valid range of [0, ", classes, ").  Label values: ",
-                labels], summarize=100))
+            with tf.control_dependencies(checks):
+                checks.append(tf.debugging.Assert(tf.logical_not(tf.reduce_any(invalid)), [
+                    "Received a label value of",
+                    tf.gather(tf.reshape(labels, [-1]), tf.where(tf.reshape(invalid, [-1]))[:1, 0]),
+                    "which is outside the valid range of [0, ", classes, ").  Label values: ", labels],
+                    summarize=100))
         with tf.control_dependencies(checks):
             log_probs = tf.nn.log_softmax(precise, axis=-1)
         picked = tf.one_hot(labels, classes, dtype=precise.dtype)
