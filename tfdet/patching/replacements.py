@@ -97,12 +97,16 @@ def _in_xla():
     return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
 
 
-def _fallback(api, mode, *args, **kwargs):
-    """The stock function's result, announced by a TfdetWarning naming the op and the mode."""
+def _warn_stock(what, mode):
     from .install import TfdetWarning
 
     warnings.warn("tfdet: %s runs the stock op under %s: tfdet's deterministic replacement cannot be built "
-                  "there, so this use is not made reproducible by tfdet" % (api, mode), TfdetWarning, stacklevel=3)
+                  "there, so this use is not made reproducible by tfdet" % (what, mode), TfdetWarning, stacklevel=4)
+
+
+def _fallback(api, mode, *args, **kwargs):
+    """The stock function's result, announced by a TfdetWarning naming the op and the mode."""
+    _warn_stock(api, mode)
     return _stock(api)(*args, **kwargs)
 
 
@@ -1143,6 +1147,11 @@ def resize_nearest_neighbor_gradient(op, grad):
     image = op.inputs[0]
     shape = image.get_shape()[1:3]
     shape = shape.as_list() if shape.is_fully_defined() else tf.shape(image)[1:3]
+    if _xla_needs_stock():  # TF's own gradient, announced
+        _warn_stock("the gradient of ResizeNearestNeighbor", "XLA (jit_compile=True)")
+        return [tf.raw_ops.ResizeNearestNeighborGrad(
+            grads=grad, size=shape, align_corners=_attr(op, "align_corners", False),
+            half_pixel_centers=_attr(op, "half_pixel_centers", False)), None]
     return [resize_nearest_neighbor_grad(grad, shape, align_corners=_attr(op, "align_corners", False),
                                          half_pixel_centers=_attr(op, "half_pixel_centers", False)), None]
 
@@ -1152,6 +1161,14 @@ def crop_and_resize_gradient(op, grad):
     image, boxes, box_ind = op.inputs[0], op.inputs[1], op.inputs[2]
     image_shape = image.get_shape().as_list() if image.get_shape().is_fully_defined() else tf.shape(image)
     method = _attr(op, "method", "bilinear")
+    if _xla_needs_stock():  # TF's own gradient ops, announced
+        _warn_stock("the gradient of CropAndResize", "XLA (jit_compile=True)")
+        grad_image = None
+        if image.dtype in (tf.float16, tf.float32, tf.float64):
+            grad_image = tf.raw_ops.CropAndResizeGradImage(grads=grad, boxes=boxes, box_ind=box_ind,
+                                                           image_size=tf.shape(image), T=image.dtype, method=method)
+        grad_boxes = tf.raw_ops.CropAndResizeGradBoxes(grads=grad, image=image, boxes=boxes, box_ind=box_ind)
+        return [grad_image, grad_boxes, None, None]
     grad_image = None
     if image.dtype in (tf.float16, tf.float32, tf.float64):
         grad_image = crop_and_resize_grad_image(grad, boxes, box_ind, image_shape, T=image.dtype, method=method)
@@ -1161,6 +1178,25 @@ def crop_and_resize_gradient(op, grad):
 
 # --------------------------------------------------------------------------- derived from the registry
 
+
+def _not_autograph_converted():
+    """Mark every drop-in and gradient function so that tf.function's AutoGraph calls it as it is
+    (it is graph code already, TF1 graphs included): converting it only costs tracing time, and a
+    full test run showed AutoGraph's conversion cache handing one replacement another's converted
+    code (NameError / unexpected keyword inside tf.function)."""
+    do_not_convert = getattr(getattr(tf, "autograph", None), "experimental", None)
+    do_not_convert = getattr(do_not_convert, "do_not_convert", None)
+    if do_not_convert is None:  # pragma: no cover - TF without AutoGraph
+        return
+    names = {implementation for _, implementation in _registry.drop_in_pairs()}
+    names.update(r.implementation for r in _registry.REGISTRY)
+    for name in sorted(names):
+        function = globals()[name]
+        if not hasattr(function, "__wrapped__"):
+            globals()[name] = do_not_convert(function)
+
+
+_not_autograph_converted()
 
 # Stock API (or raw op) -> drop-in function; which of them patch() installs,
 # and how, is tfdet.patching.registry's to say.
