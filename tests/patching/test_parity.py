@@ -362,3 +362,17 @@ def test_sparse_xent_invalid_label_message_names_the_label():
     assert_same(outcome(lambda: R.sparse_softmax_cross_entropy_with_logits(labels=[4, 3, 0, -1], logits=logits)),
                 outcome(lambda: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[4, 3, 0, -1], logits=logits)),
                 phrase="Received a label value of")
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+@pytest.mark.parametrize("shape,ids,num", [((1, 0), [0], 0), ((2, 0), [0, 5], 3), ((0, 0), [], 0)])
+def test_segment_reductions_of_data_without_elements_as_stock(mode, shape, ids, num):
+    """Found by the property tests: the stock kernels return early for data without elements (no id
+    check), and the order-fixed loop could not keep a static 0-wide row."""
+    for fn in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_prod"):
+        def call(f):
+            def g():
+                return f(tf.zeros(shape), tf.constant(ids, tf.int32), num)
+            return tf.function(g) if mode == "function" else g
+
+        assert_same(outcome(call(getattr(R, fn))), outcome(call(getattr(tf.math, fn))))

@@ -132,16 +132,12 @@ def _no_values(data, segment_ids):
 
 
 def _empty_rows(data, segment_ids, num_segments):
-    """The [num_segments] + inner result of a segment reduction of data without values; ids >= num_segments
-    raise, as the primitive and the stock CPU kernels. Gradient: zeros (there is nothing to differentiate)."""
-    ids = tf.reshape(segment_ids, [-1])
-    num = tf.cast(num_segments, ids.dtype)
-    check = tf.debugging.assert_less(tf.reduce_max(tf.concat([ids, -tf.ones([1], ids.dtype)], 0)), num,
-                                     message="segment_ids must be < num_segments (out of range)")
-    shape = tf.concat([tf.reshape(tf.cast(num, tf.int64), [1]),
+    """The [num_segments] + inner result of a segment reduction of data without values. The ids are not
+    checked against num_segments: the stock kernels return early for data without elements (an id out
+    of range does not raise there). Gradient: zeros (there is nothing to differentiate)."""
+    shape = tf.concat([tf.reshape(tf.cast(num_segments, tf.int64), [1]),
                        tf.shape(data, out_type=tf.int64)[segment_ids.shape.rank:]], 0)
-    with tf.control_dependencies([check]):
-        out = tf.zeros(shape, data.dtype)
+    out = tf.zeros(shape, data.dtype)
     return _with_gradient(lambda x: out, lambda dy, y, x: (tf.zeros_like(x),), data)
 
 
