@@ -5,6 +5,8 @@ def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
     parser.addoption("--multiversion", action="store_true", default=False,
                      help="also run tests that need other TF versions (see tests/multiversion/make_venvs.py)")
+    parser.addoption("--runupstream", action="store_true", default=False,
+                     help="also run TensorFlow's wheel-shipped kernel tests stock vs patched (tox -e upstream)")
     parser.addoption("--runreadme", action="store_true", default=False,
                      help="also run the README's main command verbatim in a fresh venv (installs TensorFlow)")
 
@@ -13,6 +15,8 @@ def pytest_collection_modifyitems(config, items):
     skips = {
         "slow": (config.getoption("--runslow"), "slow: run with --runslow (tox -e slow)"),
         "multiversion": (config.getoption("--multiversion"), "needs other TF versions: run with --multiversion (tox -e multiversion)"),
+        "upstream": (config.getoption("--runupstream"),
+                     "TF's kernel tests stock vs patched: run with --runupstream (tox -e upstream)"),
         "readme": (config.getoption("--runreadme"), "the README's main command verbatim: run with --runreadme (tox -e readme)"),
     }
     for item in items:

@@ -17,6 +17,7 @@ class Applied(object):
 
     def __init__(self, plan, seed, strict=False, environ=None):
         self.plan = plan
+        self.device_why = ""  # why the plan is for plan.device (install.choose_device)
         self.environ = environ  # the mapping patch() changed; unpatch() restores that one
         self.seed = seed
         self.strict = strict

@@ -42,7 +42,7 @@ def _tf():
     return tf
 
 
-def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on_unsupported="raise"):
+def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on_unsupported="raise", device=None):
     """Make this process's TensorFlow as reproducible as the catalogue knows how.
 
     Turns on every determinism switch the installed TF has, substitutes
@@ -79,6 +79,12 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
     makes the patch outlive any open tfdet.deterministic() block, until
     unpatch().
 
+    `device` ("cpu" or "gpu") chooses the plan: the replacements and switches
+    the catalogue gives for this TF on that device, installed even where the
+    device is absent (so a CPU-only laptop can run what a GPU cluster will).
+    Default: the environment variable TFDET_DEVICE, else the device TF sees.
+    status() says which device was planned for and why.
+
     TensorFlow's own determinism errors are kept. `on_unsupported="warn"`
     (an explicit opt-in) sets TF's per-op escape hatches that the catalogue
     lists for this TF and device (switches whose role is silences_errors), so
@@ -86,18 +92,42 @@ def patch(seed=None, strict=False, catalogue=None, environ=None, quiet=False, on
     name when they are used.
     """
     with _lock:
-        current = _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel=3)
+        current = _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel=3, device=device)
         _state["explicit"] = True
         return current
 
 
-def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel):
+DEVICES = ("cpu", "gpu")
+DEVICE_ENV = "TFDET_DEVICE"
+
+
+def choose_device(tf, device, environ):
+    """(device, why) the plan is made for: `device` given, else TFDET_DEVICE, else what TF sees."""
+    if device is not None:
+        why = "given: patch(device=%r)" % device
+    elif environ.get(DEVICE_ENV, ""):
+        device = environ[DEVICE_ENV].strip().lower()
+        why = "from %s=%s" % (DEVICE_ENV, environ[DEVICE_ENV])
+    else:
+        device = detect_device(tf) if tf is not None else "cpu"
+        why = "detected (TensorFlow sees %s)" % ("a GPU" if device == "gpu" else "no GPU")
+        return device, why
+    device = str(device).lower()
+    if device not in DEVICES:
+        raise ValueError("device must be one of %s, not %r (%s)" % (", ".join(DEVICES), device, why))
+    return device, why
+
+
+def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel, device=None):
     """Patch unless patched (under _lock); the caller records who holds it.
     stacklevel: where the user's line is, seen from a warning issued here."""
     if strict and on_unsupported != "raise":
         raise ValueError("strict=True and on_unsupported=%r contradict each other" % on_unsupported)
     if _state["applied"] is not None:
         applied = _state["applied"]
+        if device is not None and str(device).lower() != applied.plan.device:
+            warnings.warn("tfdet.patch(device=%r): already patched for %s; unpatch() first to change the plan"
+                          % (device, applied.plan.device), TfdetWarning, stacklevel=stacklevel)
         if strict and not applied.strict:  # the watcher is already built: say so rather than ignore it
             warnings.warn("tfdet.patch(strict=True): already patched without strict; unpatch() first to patch "
                           "strictly", TfdetWarning, stacklevel=stacklevel)
@@ -108,10 +138,11 @@ def _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel
     catalogue = _catalogue(catalogue)
     environ = os.environ if environ is None else environ
     tf = _tf()
-    device = detect_device(tf)
+    device, device_why = choose_device(tf, device, environ)
     plan = plan_patch(catalogue, tf.__version__, device, registry.names(), seeded=seed is not None,
                       on_unsupported=on_unsupported)
     applied = apply_.Applied(plan, seed, strict, environ)
+    applied.device_why = device_why
     if not plan.supported:  # nothing is changed: status().patched stays False
         applied.warnings.append(plan.note)
         _state["applied"] = applied
@@ -250,7 +281,8 @@ def status():
             return Status(patched=False)
         plan = applied.plan
         return Status(
-            patched=applied.changed, tf_version=plan.tf_version, device=plan.device, supported=plan.supported,
+            patched=applied.changed, tf_version=plan.tf_version, device=plan.device,
+            device_why=applied.device_why, supported=plan.supported,
             env=dict(plan.env), api_switches=list(applied.api_switches_on), seed=applied.seed,
             seeded=list(applied.seeded), replacements=dict(plan.replacements),
             replaced_places=dict(applied.replaced), replaced_apis=dict(applied.replaced_apis),
@@ -273,7 +305,8 @@ def _watching(applied):
 
 
 @contextlib.contextmanager
-def deterministic(seed=None, strict=False, quiet=False, catalogue=None, environ=None, on_unsupported="raise"):
+def deterministic(seed=None, strict=False, quiet=False, catalogue=None, environ=None, on_unsupported="raise",
+                  device=None):
     """Patch for the duration of a with-block; yields status().
 
     Blocks nest and may run in several threads at once: the patch is applied
@@ -286,7 +319,7 @@ def deterministic(seed=None, strict=False, quiet=False, catalogue=None, environ=
     reseeds). What tf.functions traced inside keep afterwards: see unpatch().
     """
     with _lock:
-        current = _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel=4)
+        current = _acquire(seed, strict, catalogue, environ, quiet, on_unsupported, stacklevel=4, device=device)
         held = _state["applied"]
         _state["blocks"] += 1
     try:

@@ -67,6 +67,9 @@ def preview(device=None, tf_version=None, seed=None, on_unsupported="raise", cat
         version_source = "installed" if tf_version else "no TensorFlow installed"
     if device is not None:
         device_source = "given"
+    elif environ.get("TFDET_DEVICE", ""):
+        device = environ["TFDET_DEVICE"].strip().lower()
+        device_source = "from TFDET_DEVICE=%s" % environ["TFDET_DEVICE"]
     elif tf_version is None or version_source == "given" and installed_tf_version() is None:
         device, device_source = "cpu", "assumed (no TensorFlow to ask)"
     else:

@@ -56,12 +56,121 @@ def _gather_drop_negatives(params, ids):
     return tf.where(_nonnegative_mask(ids, gathered), gathered, tf.zeros_like(gathered))
 
 
+# --------------------------------------------------------------------------- parity with the stock ops
+#
+# Invalid input is handed to the stock op, which raises exactly as it would
+# unpatched (same class in every mode, same message). A mode a replacement
+# cannot build for (XLA: the order-fixed path has dynamic shapes) falls back to
+# the stock function with a TfdetWarning naming the op and the mode.
+
+
+def _stock(api):
+    """The stock function of a public API (as TF had it when this module was imported)."""
+    function = _STOCK.get(api)
+    if function is None:
+        raise LookupError("tfdet: no stock function recorded for %s" % api)
+    return function
+
+
+def _capture_stock():
+    found = {}
+    for api, _ in _registry.drop_in_pairs():
+        if not api.startswith("tf."):
+            continue
+        target = tf
+        for part in api.split(".")[1:]:
+            target = getattr(target, part, None)
+            if target is None:
+                break
+        if target is not None and getattr(target, "__module__", "") != __name__:
+            found[api] = target
+    return found
+
+
+def _in_xla():
+    """Whether ops built now are compiled by XLA (tf.function(jit_compile=True) or an XLA context)."""
+    if tf.executing_eagerly():
+        return False
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:  # pragma: no cover - every TF this project covers has it
+        return False
+    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
+
+
+def _warn_stock(what, mode):
+    from .install import TfdetWarning
+
+    warnings.warn("tfdet: %s runs the stock op under %s: tfdet's deterministic replacement cannot be built "
+                  "there, so this use is not made reproducible by tfdet" % (what, mode), TfdetWarning, stacklevel=4)
+
+
+def _fallback(api, mode, *args, **kwargs):
+    """The stock function's result, announced by a TfdetWarning naming the op and the mode."""
+    _warn_stock(api, mode)
+    return _stock(api)(*args, **kwargs)
+
+
+def _xla_needs_stock(always=False):
+    """Under XLA, a replacement on the order-fixed path (dynamic shapes) cannot compile: use stock."""
+    return _in_xla() and (always or _p.resolve_method() == "order_fixed")
+
+
+def _raise_like_stock(build):
+    """build() creates the stock op on input it rejects: it raises there, as unpatched (eager, and graph
+    construction for dtype/static-shape errors); a graph op that fails only when run is returned."""
+    return build()
+
+
+def _no_values(data, segment_ids):
+    """Whether data's rows are statically empty (a zero-size dimension after the ids' ones): the
+    output holds no values then, and the order-fixed loop cannot keep a 0-wide static shape."""
+    rank = segment_ids.shape.rank
+    if rank is None or data.shape.rank is None or _p.resolve_method() != "order_fixed":
+        return False
+    inner = data.shape[rank:]
+    return inner.is_fully_defined() and inner.num_elements() == 0
+
+
+def _empty_rows(data, segment_ids, num_segments):
+    """The [num_segments] + inner result of a segment reduction of data without values. The ids are not
+    checked against num_segments: the stock kernels return early for data without elements (an id out
+    of range does not raise there). Gradient: zeros (there is nothing to differentiate)."""
+    shape = tf.concat([tf.reshape(tf.cast(num_segments, tf.int64), [1]),
+                       tf.shape(data, out_type=tf.int64)[segment_ids.shape.rank:]], 0)
+    out = tf.zeros(shape, data.dtype)
+    return _with_gradient(lambda x: out, lambda dy, y, x: (tf.zeros_like(x),), data)
+
+
 def _segment_inputs(data, segment_ids, num_segments=None):
     data = tf.convert_to_tensor(data, name="data")
     segment_ids = tf.convert_to_tensor(segment_ids, name="segment_ids")
+    if segment_ids.dtype == tf.int16:  # the stock kernels take int16 ids: the primitive needs int32/int64
+        segment_ids = tf.cast(segment_ids, tf.int32)
+    stock_check = None
+    if segment_ids.dtype not in (tf.int32, tf.int64):
+        stock_check = "dtype"
+    elif data.shape.rank is not None and segment_ids.shape.rank is not None and (
+            segment_ids.shape.rank > data.shape.rank
+            or not data.shape[:segment_ids.shape.rank].is_compatible_with(segment_ids.shape)):
+        stock_check = "shape"
     if num_segments is None:
+        if stock_check:
+            _raise_like_stock(lambda: tf.raw_ops.SegmentSum(data=data, segment_ids=segment_ids))
         return data, segment_ids
-    return data, segment_ids, tf.convert_to_tensor(num_segments, name="num_segments")
+    num_segments = tf.convert_to_tensor(num_segments, name="num_segments")
+    if num_segments.shape.rank not in (None, 0):
+        stock_check = "num_segments"
+    if stock_check:
+        _raise_like_stock(lambda: tf.raw_ops.UnsortedSegmentSum(data=data, segment_ids=segment_ids,
+                                                                num_segments=num_segments))
+        raise ValueError("invalid %s for an unsorted segment reduction" % stock_check)  # not reached on TF 2.x
+    if num_segments.shape.rank is None:  # v1 graphs: unknown rank; a scalar at run time, as the stock op checks
+        check = tf.debugging.Assert(tf.equal(tf.rank(num_segments), 0), ["num_segments should be a scalar, not shape",
+                                                                         tf.shape(num_segments)])
+        with tf.control_dependencies([check]):
+            num_segments = tf.reshape(num_segments, [])
+    return data, segment_ids, num_segments
 
 
 # --------------------------------------------------------------------------- segment reductions
@@ -76,8 +185,13 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     Negative ids are dropped; ids >= num_segments raise, as on CPU.
     Gradient: a gather of the output gradient (zero for negative ids), as TF's.
     """
+    if _xla_needs_stock():
+        return _fallback("tf.math.unsorted_segment_sum", "XLA (jit_compile=True)", data, segment_ids, num_segments,
+                         name=name)
     with tf.name_scope(name or "UnsortedSegmentSum"):
         data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        if _no_values(data, segment_ids):
+            return _empty_rows(data, segment_ids, num_segments)
         return _with_gradient(
             lambda x: _p.segment_reduce(x, segment_ids, num_segments, "sum"),
             lambda dy, y, x: (_gather_drop_negatives(dy, segment_ids),),
@@ -102,6 +216,14 @@ def segment_sum(data, segment_ids, name=None):
                 lambda dy, y, x: (tf.gather(dy, segment_ids),),
                 data,
             )
+        if segment_ids.shape.rank not in (None, 1):  # the stock op: "segment_ids should be a vector"
+            return _raise_like_stock(lambda: tf.raw_ops.SegmentSum(data=data, segment_ids=segment_ids))
+        if _xla_needs_stock():
+            return _fallback("tf.math.segment_sum", "XLA (jit_compile=True)", data, segment_ids)
+        if segment_ids.shape.rank is None:
+            vector = tf.debugging.Assert(tf.equal(tf.rank(segment_ids), 1), ["segment_ids should be a vector."])
+            with tf.control_dependencies([vector]):
+                segment_ids = tf.identity(segment_ids)
         ids = tf.reshape(segment_ids, [-1])
         idt = ids.dtype
         n = tf.size(ids, out_type=idt)
@@ -111,6 +233,8 @@ def segment_sum(data, segment_ids, name=None):
         ]
         with tf.control_dependencies(checks):
             num_segments = tf.where(n > 0, tf.concat([ids[-1:], tf.zeros([1], idt)], 0)[0] + 1, tf.zeros([], idt))
+        if _no_values(data, segment_ids):
+            return _empty_rows(data, segment_ids, num_segments)
         return _with_gradient(
             lambda x: _p.segment_reduce(x, segment_ids, num_segments, "sum", sorted_ids=True),
             lambda dy, y, x: (tf.gather(dy, segment_ids),),
@@ -137,6 +261,8 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     through the primitive (the counts are exact in any order); gradient via
     unsorted_segment_sum above.
     """
+    if _xla_needs_stock():
+        return _fallback("tf.math.unsorted_segment_mean", "XLA (jit_compile=True)", data, segment_ids, num_segments, name=name)
     with tf.name_scope(name or "UnsortedSegmentMean"):
         data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
         count = _segment_counts(data, segment_ids, num_segments)
@@ -148,6 +274,8 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
 
     Stock: atomic segment sums on GPU. Here: the primitive; sum / sqrt(count).
     """
+    if _xla_needs_stock():
+        return _fallback("tf.math.unsorted_segment_sqrt_n", "XLA (jit_compile=True)", data, segment_ids, num_segments, name=name)
     with tf.name_scope(name or "UnsortedSegmentSqrtN"):
         data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
         count = _segment_counts(data, segment_ids, num_segments)
@@ -163,8 +291,12 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     with one zero get the product of the others at the zero, segments with two
     or more zeros get zero), with every segment reduction in it order-fixed.
     """
+    if _xla_needs_stock():
+        return _fallback("tf.math.unsorted_segment_prod", "XLA (jit_compile=True)", data, segment_ids, num_segments, name=name)
     with tf.name_scope(name or "UnsortedSegmentProd"):
         data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+        if _no_values(data, segment_ids):
+            return _empty_rows(data, segment_ids, num_segments)
 
         def backward(dy, y, x):
             is_zero = tf.equal(x, tf.zeros([], x.dtype))
@@ -186,6 +318,8 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
 
 def _unsorted_segment_min_or_max(reduction, data, segment_ids, num_segments):
     data, segment_ids, num_segments = _segment_inputs(data, segment_ids, num_segments)
+    if _no_values(data, segment_ids):
+        return _empty_rows(data, segment_ids, num_segments)
 
     def backward(dy, y, x):
         clipped = tf.maximum(segment_ids, tf.zeros_like(segment_ids))
@@ -206,12 +340,16 @@ def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     signed zeros); its gradient counts ties with an atomic float segment sum.
     Here: the primitive for both; gradient split evenly between ties as TF's.
     """
+    if _xla_needs_stock():
+        return _fallback("tf.math.unsorted_segment_max", "XLA (jit_compile=True)", data, segment_ids, num_segments, name=name)
     with tf.name_scope(name or "UnsortedSegmentMax"):
         return _unsorted_segment_min_or_max("max", data, segment_ids, num_segments)
 
 
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     """Deterministic tf.math.unsorted_segment_min (raw op UnsortedSegmentMin); see unsorted_segment_max."""
+    if _xla_needs_stock():
+        return _fallback("tf.math.unsorted_segment_min", "XLA (jit_compile=True)", data, segment_ids, num_segments, name=name)
     with tf.name_scope(name or "UnsortedSegmentMin"):
         return _unsorted_segment_min_or_max("min", data, segment_ids, num_segments)
 
@@ -259,10 +397,11 @@ def bias_add(value, bias, data_format=None, name=None):
 
     The stock BiasAddGrad GPU kernel (before TF 2.1, or without
     TF_DETERMINISTIC_OPS in 2.1-2.7) sums the gradient per channel with
-    atomicAdd. Here: a broadcast add forward (bitwise what BiasAdd computes)
-    and, for the bias gradient, a dense tf.reduce_sum over every axis but the
-    channel axis, which TF's reduction kernels compute in a fixed order.
-    NHWC ("N...C", default) and NCHW ("NC...") layouts, as the stock op.
+    atomicAdd. Here: the stock BiasAdd forward (deterministic; its shape
+    checks and errors are the stock ones in every mode) and, for the bias
+    gradient, a dense tf.reduce_sum over every axis but the channel axis,
+    which TF's reduction kernels compute in a fixed order (reshapes with
+    static ranks, so it compiles under XLA too).
     """
     with tf.name_scope(name or "BiasAdd"):
         if data_format is not None:
@@ -276,27 +415,23 @@ def bias_add(value, bias, data_format=None, name=None):
                 )
         value = tf.convert_to_tensor(value, name="input")
         bias = tf.convert_to_tensor(bias, dtype=value.dtype, name="bias")
-        if bias.shape.rank is not None and bias.shape.rank != 1:
-            raise ValueError("Shape must be rank 1 but is rank %d for bias" % bias.shape.rank)
         channels_first = data_format == "NCHW"
-        if value.shape.rank is not None and value.shape.rank < (3 if channels_first else 2):
-            raise ValueError(
-                "Shape must be at least rank %d but is rank %d for input" % (3 if channels_first else 2,
-                                                                                   value.shape.rank)
-            )
 
-        def forward(v, b):
-            if channels_first:
-                shape = tf.concat([[1, -1], tf.ones(tf.reshape(tf.rank(v) - 2, [1]), tf.int32)], 0)
-                b = tf.reshape(b, shape)
-            return v + b
+        def forward(v, b):  # the stock forward kernel (deterministic): its checks, shapes and errors
+            return tf.raw_ops.BiasAdd(value=v, bias=b, data_format=data_format or "NHWC")
 
         def backward(dy, y, v, b):
-            rank = tf.rank(dy)
-            axes = tf.range(rank)
-            channel_axis = 1 if channels_first else rank - 1
-            axes = tf.boolean_mask(axes, tf.not_equal(axes, channel_axis))
-            return dy, tf.reduce_sum(dy, axis=axes)
+            # Sum over every axis but the channel axis, through reshapes (static
+            # ranks, so XLA compiles it): NHWC -> [-1, C]; NCHW -> [N, C, -1]
+            # (rank 2 NCHW is N, C as in the stock kernel).
+            channels, size = tf.shape(b)[0], tf.size(dy)
+            if channels_first:
+                batch = tf.shape(dy)[0]
+                inner = size // tf.maximum(batch * channels, 1)  # no -1: reshape cannot infer it for empty dy
+                grad = tf.reduce_sum(tf.reshape(dy, tf.stack([batch, channels, inner])), axis=[0, 2])
+            else:
+                grad = tf.reduce_sum(tf.reshape(dy, tf.stack([size // tf.maximum(channels, 1), channels])), axis=0)
+            return dy, tf.reshape(grad, tf.shape(b))
 
         return _with_gradient(forward, backward, value, bias)
 
@@ -312,13 +447,23 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
     run-to-run different, and 2.7+ raise under op determinism. Here: counts or
     weight sums through the primitive (the output length, minlength,
     maxlength, axis=-1 per-row counting and binary_output as the stock API;
-    negative values raise InvalidArgumentError as on CPU). Not differentiable,
-    as the stock op (its gradient is None here instead of a LookupError).
+    negative values raise InvalidArgumentError as on CPU). Not differentiable:
+    asking for the gradient raises LookupError, as the stock op.
+    RaggedTensor and SparseTensor input: the stock function (RaggedBincount and
+    SparseBincount have CPU kernels only, which count in order). Weight dtypes
+    the stock kernel rejects are handed to it, so it raises as unpatched.
     """
+    stock_args = (arr, weights, minlength, maxlength, dtype, name, axis, binary_output)
+    if any(isinstance(t, (tf.RaggedTensor, tf.SparseTensor)) for t in (arr, weights)):
+        return _stock("tf.math.bincount")(*stock_args)
+    if _xla_needs_stock(always=True):  # the output length is data-dependent: XLA needs stock's own handling
+        return _fallback("tf.math.bincount", "XLA (jit_compile=True)", *stock_args)
     with tf.name_scope(name or "bincount"):
         arr = tf.convert_to_tensor(arr, name="arr")
         if weights is not None:
             weights = tf.convert_to_tensor(weights, name="weights")
+            if weights.dtype not in (tf.int32, tf.int64, tf.float32, tf.float64):
+                return _stock("tf.math.bincount")(*stock_args)  # raises: not a type the stock kernels take
         if weights is not None and binary_output:
             raise ValueError(
                 "Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one."
@@ -360,7 +505,19 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
             out = tf.cast(out > 0, out_dtype)
         if axis == -1:
             out = tf.reshape(out, tf.stack([rows, output_size]))
-        return tf.stop_gradient(out)
+        out = tf.stop_gradient(out)
+        if weights is not None and weights.dtype.is_floating:
+            out = _with_gradient(lambda w: tf.identity(out), _no_gradient("DenseBincount"), weights)
+        return out
+
+
+def _no_gradient(op_type):
+    """A backward that raises as TF does for an op with no registered gradient."""
+    def backward(dy, y, *inputs):
+        raise LookupError("No gradient defined for operation '%s' (op type: %s): gradient registry has no entry "
+                          "for: %s" % (op_type, op_type, op_type))
+
+    return backward
 
 
 # --------------------------------------------------------------------------- sparse x dense
@@ -385,6 +542,39 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
             sp_a = tf.SparseTensor.from_value(sp_a)
         indices, values, shape = sp_a.indices, sp_a.values, sp_a.dense_shape
         b = tf.convert_to_tensor(b, name="b")
+
+        def stock():  # on input the stock kernel rejects: its own error, in every mode
+            return tf.raw_ops.SparseTensorDenseMatMul(a_indices=indices, a_values=values, a_shape=shape, b=b,
+                                                      adjoint_a=adjoint_a, adjoint_b=adjoint_b)
+
+        if values.dtype not in _SDM_DTYPES or b.shape.rank not in (None, 2) or values.dtype != b.dtype:
+            return _raise_like_stock(stock)
+        if _xla_needs_stock():
+            return _fallback("tf.sparse.sparse_dense_matmul", "XLA (jit_compile=True)", sp_a, b, adjoint_a,
+                             adjoint_b)
+        checks = []
+        if b.shape.rank is None:
+            checks.append(tf.debugging.Assert(tf.equal(tf.rank(b), 2), ["Tensor 'b' is not a matrix"]))
+        if shape.shape.rank is None or tf.compat.dimension_value(shape.shape[0]) is None:
+            checks.append(tf.debugging.Assert(tf.equal(tf.size(shape), 2), ["Tensor 'a_shape' is not a vector"]))
+        with tf.control_dependencies(checks):
+            shape = tf.reshape(shape, [2])
+            b = tf.identity(b)
+        b.set_shape(b.shape.merge_with(tf.TensorShape([None, None])) if b.shape.rank is not None
+                    else tf.TensorShape([None, None]))
+        # The stock kernel's bounds checks (it raises for any index outside the dense shape; the
+        # primitive alone would drop a negative row and a gather may not check on GPU).
+        lhs_rows, lhs_cols = (1, 0) if adjoint_a else (0, 1)
+        bounds = [
+            tf.debugging.Assert(tf.reduce_all(tf.logical_and(indices[:, lhs_rows] >= 0,
+                                                             indices[:, lhs_rows] < shape[lhs_rows])),
+                                ["m from index out of bounds (>=", shape[lhs_rows], ")"]),
+            tf.debugging.Assert(tf.reduce_all(tf.logical_and(indices[:, lhs_cols] >= 0,
+                                                             indices[:, lhs_cols] < shape[lhs_cols])),
+                                ["k from index out of bounds (>=", shape[lhs_cols], ")"]),
+        ]
+        with tf.control_dependencies(bounds):
+            values = tf.identity(values)
 
         def product(vals, dense, adj_a, adj_b):
             rows, cols = indices[:, 0], indices[:, 1]
@@ -422,7 +612,13 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
                                    adjoint_b=True)
             return tf.reshape(a_grad, [-1]), b_grad
 
-        return _with_gradient(lambda v, d: product(v, d, adjoint_a, adjoint_b), backward, values, b)
+        out = _with_gradient(lambda v, d: product(v, d, adjoint_a, adjoint_b), backward, values, b)
+        out.set_shape([None, b.shape[0] if adjoint_b else b.shape[1]])
+        return out
+
+
+# The dtypes the stock SparseTensorDenseMatMul has kernels for (CPU and GPU alike here).
+_SDM_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int32, tf.complex64, tf.complex128)
 
 
 # --------------------------------------------------------------------------- image resizing
@@ -746,14 +942,22 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     (then they are skipped). Gradient: gather_nd of the output gradient, as TF's.
     """
     with tf.name_scope(name or "ScatterNd"):
+        if tf.is_tensor(shape) and not tf.is_tensor(indices):  # the stock op takes the index type from the tensor
+            indices = tf.cast(tf.convert_to_tensor(indices, name="indices"), shape.dtype)
         indices = tf.convert_to_tensor(indices, name="indices")
         updates = tf.convert_to_tensor(updates, name="updates")
-        shape = tf.convert_to_tensor(shape, name="shape")
+        shape = tf.convert_to_tensor(shape, dtype=None if tf.is_tensor(shape) else indices.dtype, name="shape")
+        if shape.dtype != indices.dtype or indices.dtype not in (tf.int32, tf.int64):  # stock raises: let it
+            return _raise_like_stock(lambda: tf.raw_ops.ScatterNd(indices=indices, updates=updates, shape=shape))
+        if _xla_needs_stock():
+            extra = {"bad_indices_policy": bad_indices_policy} if bad_indices_policy else {}
+            return _fallback("tf.scatter_nd", "XLA (jit_compile=True)", indices, updates, shape, name=name, **extra)
         lin, num, k = _linear_indices(indices, shape, bad_indices_policy)
 
         def forward(u):
             slice_shape = tf.cast(shape[k:], tf.int32)
-            rows = tf.reshape(u, tf.concat([[-1], slice_shape], 0))
+            # the number of index tuples, not -1: reshape cannot infer it when a slice is empty
+            rows = tf.reshape(u, tf.concat([tf.shape(lin)[:1], slice_shape], 0))
             out = _p.segment_reduce(rows, lin, num, "sum")
             return tf.reshape(out, tf.cast(shape, tf.int32))
 
@@ -787,7 +991,8 @@ def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=
     """
     with tf.name_scope(name or "TensorScatterAdd"):
         tensor = tf.convert_to_tensor(tensor, name="tensor")
-        return tensor + scatter_nd(indices, updates, tf.shape(tensor, out_type=tf.int64), bad_indices_policy)
+        indices = tf.convert_to_tensor(indices, name="indices")
+        return tensor + scatter_nd(indices, updates, tf.shape(tensor, out_type=indices.dtype), bad_indices_policy)
 
 
 # --------------------------------------------------------------------------- composites (no atomics at all)
@@ -834,25 +1039,69 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     The fused GPU kernel is nondeterministic (2.6 raises under op determinism).
     Here: -log_softmax(logits) at the label, picked with a one-hot product
     rather than a batched gather (whose gradient would be an atomic segment
-    sum); out-of-range labels give NaN, as TF's deterministic path does.
+    sum). Invalid labels: NaN on a GPU, InvalidArgumentError elsewhere, as the
+    stock kernels; labels whose shape is not logits' without the last axis
+    raise, as the stock function.
     """
     with tf.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
         labels = tf.convert_to_tensor(labels, name="labels")
         logits = tf.convert_to_tensor(logits, name="logits")
         to_float32 = logits.dtype in (tf.float16, tf.bfloat16)
         precise = tf.cast(logits, tf.float32) if to_float32 else logits
-        if logits.shape.rank is not None and labels.shape.rank is not None \
-                and labels.shape.rank != logits.shape.rank - 1:
+        labels_static = labels.shape
+        logits_static = logits.shape
+        if logits_static.rank == 0:
+            raise ValueError("`logits` cannot be a scalar. Received logits=%s`" % (logits,))
+        if logits_static.rank is not None and labels_static.rank is not None \
+                and labels_static.rank != logits_static.rank - 1:
             raise ValueError("`labels.shape.rank` must equal `logits.shape.rank - 1`. Received: labels.shape=%s "
-                             "of rank %d and logits.shape=%s of rank %d" % (labels.shape, labels.shape.rank,
-                                                                            logits.shape, logits.shape.rank))
+                             "of rank %d and logits.shape=%s of rank %d" % (labels_static, labels_static.rank,
+                                                                            logits_static, logits_static.rank))
+        fully_defined = labels_static.is_fully_defined() and logits_static.rank is not None \
+            and logits_static[:-1].is_fully_defined()
+        if fully_defined and labels_static != logits_static[:-1]:
+            raise ValueError("`labels.shape` must equal `logits.shape` except for the last dimension. Received: "
+                             "labels.shape=%s and logits.shape=%s" % (labels_static, logits_static))
+        if labels.dtype not in (tf.int32, tf.int64):  # stock: a TypeError/InvalidArgumentError from the kernel
+            return _raise_like_stock(lambda: tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(
+                features=tf.reshape(precise, [-1, tf.shape(precise)[-1]]), labels=tf.reshape(labels, [-1]))[0])
+        checks = []
+        if labels_static.rank is None or logits_static.rank is None:  # checked when run, as the stock op
+            checks.append(tf.debugging.Assert(tf.equal(tf.rank(labels), tf.rank(logits) - 1), [
+                "labels must be 1-D (of rank logits' rank - 1), but got shape", tf.shape(labels)]))
+        if not fully_defined:
+            with tf.control_dependencies(checks):
+                checks.append(tf.debugging.assert_equal(
+                    tf.shape(labels), tf.shape(logits)[:-1],
+                    message="logits and labels must have the same first dimension"))
         classes = tf.shape(precise)[-1]
-        log_probs = tf.nn.log_softmax(precise, axis=-1)
+        invalid = tf.logical_or(labels < 0, labels >= tf.cast(classes, labels.dtype))
+        if not _on_gpu(labels):  # the CPU kernel raises; the GPU kernel gives NaN (below)
+            with tf.control_dependencies(checks):
+                checks.append(tf.debugging.Assert(tf.logical_not(tf.reduce_any(invalid)), [
+                    "Received a label value of",
+                    tf.gather(tf.reshape(labels, [-1]), tf.where(tf.reshape(invalid, [-1]))[:1, 0]),
+                    "which is outside the valid range of [0, ", classes, ").  Label values: ", labels],
+                    summarize=100))
+        with tf.control_dependencies(checks):
+            log_probs = tf.nn.log_softmax(precise, axis=-1)
         picked = tf.one_hot(labels, classes, dtype=precise.dtype)
         cost = -tf.reduce_sum(picked * log_probs, axis=-1)
-        invalid = tf.logical_or(labels < 0, labels >= tf.cast(classes, labels.dtype))
         cost = tf.where(invalid, tf.constant(float("nan"), precise.dtype), cost)
+        cost.set_shape(labels_static)
         return tf.cast(cost, logits.dtype) if to_float32 else cost
+
+
+def _on_gpu(tensor):
+    """Whether ops built next to `tensor` run on a GPU: its device in eager mode; in a graph, the
+    device scope, else whether TensorFlow sees a GPU (where it would place the op)."""
+    if tf.executing_eagerly():
+        device = getattr(tensor, "device", "") or ""
+        return "GPU" in device.upper()
+    scope = tf.zeros([], name="device_probe").device or ""
+    if scope:
+        return "GPU" in scope.upper()
+    return bool(tf.config.list_logical_devices("GPU"))
 
 
 def adjust_contrast(images, contrast_factor):
@@ -905,6 +1154,11 @@ def resize_nearest_neighbor_gradient(op, grad):
     image = op.inputs[0]
     shape = image.get_shape()[1:3]
     shape = shape.as_list() if shape.is_fully_defined() else tf.shape(image)[1:3]
+    if _xla_needs_stock():  # TF's own gradient, announced
+        _warn_stock("the gradient of ResizeNearestNeighbor", "XLA (jit_compile=True)")
+        return [tf.raw_ops.ResizeNearestNeighborGrad(
+            grads=grad, size=shape, align_corners=_attr(op, "align_corners", False),
+            half_pixel_centers=_attr(op, "half_pixel_centers", False)), None]
     return [resize_nearest_neighbor_grad(grad, shape, align_corners=_attr(op, "align_corners", False),
                                          half_pixel_centers=_attr(op, "half_pixel_centers", False)), None]
 
@@ -914,15 +1168,42 @@ def crop_and_resize_gradient(op, grad):
     image, boxes, box_ind = op.inputs[0], op.inputs[1], op.inputs[2]
     image_shape = image.get_shape().as_list() if image.get_shape().is_fully_defined() else tf.shape(image)
     method = _attr(op, "method", "bilinear")
+    if _xla_needs_stock():  # TF's own gradient ops, announced
+        _warn_stock("the gradient of CropAndResize", "XLA (jit_compile=True)")
+        grad_image = None
+        if image.dtype in (tf.float16, tf.float32, tf.float64):
+            grad_image = tf.raw_ops.CropAndResizeGradImage(grads=grad, boxes=boxes, box_ind=box_ind,
+                                                           image_size=tf.shape(image), T=image.dtype, method=method)
+        grad_boxes = tf.raw_ops.CropAndResizeGradBoxes(grads=grad, image=image, boxes=boxes, box_ind=box_ind)
+        return [grad_image, grad_boxes, None, None]
     grad_image = None
     if image.dtype in (tf.float16, tf.float32, tf.float64):
         grad_image = crop_and_resize_grad_image(grad, boxes, box_ind, image_shape, T=image.dtype, method=method)
-    grad_boxes = crop_and_resize_grad_boxes(grad, image, boxes, box_ind, method=method)
+    grad_boxes = crop_and_resize_grad_boxes(grad, image, boxes, box_ind)  # bilinear for either method, as TF's
     return [grad_image, grad_boxes, None, None]
 
 
 # --------------------------------------------------------------------------- derived from the registry
 
+
+def _not_autograph_converted():
+    """Mark every drop-in and gradient function so that tf.function's AutoGraph calls it as it is
+    (it is graph code already, TF1 graphs included): converting it only costs tracing time, and a
+    full test run showed AutoGraph's conversion cache handing one replacement another's converted
+    code (NameError / unexpected keyword inside tf.function)."""
+    do_not_convert = getattr(getattr(tf, "autograph", None), "experimental", None)
+    do_not_convert = getattr(do_not_convert, "do_not_convert", None)
+    if do_not_convert is None:  # pragma: no cover - TF without AutoGraph
+        return
+    names = {implementation for _, implementation in _registry.drop_in_pairs()}
+    names.update(r.implementation for r in _registry.REGISTRY)
+    for name in sorted(names):
+        function = globals()[name]
+        if not hasattr(function, "__wrapped__"):
+            globals()[name] = do_not_convert(function)
+
+
+_not_autograph_converted()
 
 # Stock API (or raw op) -> drop-in function; which of them patch() installs,
 # and how, is tfdet.patching.registry's to say.
@@ -931,3 +1212,6 @@ GRADIENTS = {r.stock: globals()[r.implementation] for r in _registry.REGISTRY if
 
 __all__ = sorted({f.__name__ for f in list(REPLACEMENTS.values()) + list(GRADIENTS.values())}) + [
     "GRADIENTS", "REPLACEMENTS"]
+
+
+_STOCK = _capture_stock()

@@ -9,6 +9,7 @@ class Status:
     patched: bool  # True only if patch() changed something
     tf_version: Optional[str] = None
     device: Optional[str] = None
+    device_why: str = ""  # why the plan is for that device: given, TFDET_DEVICE, or detected
     supported: bool = True
     env: Dict[str, str] = field(default_factory=dict)
     api_switches: List[str] = field(default_factory=list)
@@ -65,6 +66,8 @@ class Status:
                              + ["  warning: " + text for text in self.warnings])
         lines = ["tfdet.patch() on TF %s, %s%s" % (self.tf_version, self.device,
                                                    "" if self.patched else ": nothing was changed")]
+        if self.device_why:
+            lines.append("  plan for:      %s (%s)" % (self.device, self.device_why))
         switches = ["%s=%s" % kv for kv in sorted(self.env.items())] + ["%s()" % s for s in self.api_switches]
         lines.append("  switches on:   %s" % (", ".join(switches) or "none"))
         if self.silenced:
