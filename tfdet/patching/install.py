@@ -12,21 +12,9 @@ import warnings
 from ..tfinfo import detect_device
 from . import apply as apply_
 from . import bindings, registry, watch
+from .errors import TfdetError, TfdetWarning  # noqa: F401 - re-exported: tfdet.TfdetWarning
 from .plan import plan_patch
 from .status import Status
-
-
-class TfdetWarning(UserWarning):
-    """Something tfdet.patch() could not make reproducible, or did too late."""
-
-
-class TfdetError(RuntimeError):
-    """Raised under patch(strict=True) where the program uses a catalogued op the patch does not cover,
-    and by patch() for a catalogue it cannot read (the message names each problem by file:line)."""
-
-
-TfdetWarning.__module__ = TfdetError.__module__ = "tfdet"  # their public home, as tracebacks show it
-
 
 _lock = threading.RLock()
 # Who holds the patch: "applied" is the one Applied record (None: stock TF);

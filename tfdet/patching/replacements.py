@@ -99,7 +99,7 @@ def _in_xla():
 
 
 def _warn_stock(what, mode):
-    from .install import TfdetWarning
+    from .errors import TfdetWarning
 
     warnings.warn("tfdet: %s runs the stock op under %s: tfdet's deterministic replacement cannot be built "
                   "there, so this use is not made reproducible by tfdet" % (what, mode), TfdetWarning, stacklevel=4)
