@@ -148,7 +148,7 @@ def test_the_cli_agrees_with_the_api_and_validates_against_its_schema(saved):
     jsonschema.Draft7Validator(schema.committed_schema("scan")).validate(printed)
     from tfdet.scanning import load_model
 
-    report = tfdet.scan(load_model(saved["embedding"]), tf_version="2.6", name=saved["embedding"])
+    report = tfdet.scan(load_model(saved["embedding"]), tf_version="2.6", name=saved["embedding"], fresh=False)
     assert printed == report.to_json()
 
 
@@ -324,3 +324,20 @@ def test_h5_and_keras_files_with_a_custom_layer_need_its_module(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
     assert "UnsortedSegmentSum" in _by_op(report)
+
+
+def test_unseeded_initializers_and_random_layers_are_sources_seeds_remove():
+    inputs = keras.Input((4,))
+    seeded = keras.layers.Dense(3, kernel_initializer=keras.initializers.GlorotUniform(seed=1), name="seeded")
+    x = keras.layers.Dropout(0.5, name="drop")(seeded(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(1, name="unseeded")(x))
+    model.compile(optimizer="sgd", loss="mse")
+    stock = _by_op(tfdet.scan(model, tf_version="2.21", assume_patched=False))
+    assert stock["GlorotUniform initializer"].where == ["unseeded.kernel_initializer"]  # not the seeded one
+    assert stock["GlorotUniform initializer"].passes == ["initialisation"]
+    assert stock["Dropout layer"].where == ["drop"] and stock["Dropout layer"].outcome == "nondeterministic"
+    assert "set_random_seed" in stock["Dropout layer"].fix
+    patched = _by_op(tfdet.scan(model, tf_version="2.21"))
+    assert patched["Dropout layer"].outcome == "fixed" and "seed=" in patched["Dropout layer"].fix
+    loaded = _by_op(tfdet.scan(model, tf_version="2.21", assume_patched=False, fresh=False))
+    assert "GlorotUniform initializer" not in loaded and "Dropout layer" in loaded  # weights already drawn

@@ -86,7 +86,7 @@ def run(args, out):
         notes = []
         model = load_model(args.model, custom, notes)
         report = scan(model, tf_version=args.tf_version, device=args.device, assume_patched=args.assume_patched,
-                      name=args.model, notes=notes)
+                      name=args.model, notes=notes, fresh=False)  # its weights come from the file
     except ScanError as exc:  # found before TensorFlow is imported where it can be: a typo answers at once
         raise CommandError(str(exc), INVALID_INPUT) from None
     except ImportError as exc:

@@ -26,7 +26,7 @@ class ScanHit(Record):
     status: str = field(doc="the catalogue's status for the TF version and device")
     outcome: str = field(choices=OUTCOMES, doc="what remains after the fixes tfdet would apply")
     fix: str = field(doc="what makes it reproducible, '' if nothing does")
-    passes: List[str] = field(doc="forward, gradient, loss, metric, optimizer, input")
+    passes: List[str] = field(doc="forward, gradient, loss, metric, optimizer, input, initialisation")
     where: List[str] = field(doc="name scopes, functions and creation lines (a few)")
 
 

@@ -19,9 +19,10 @@ def _plan(catalogue, tf_version, device):
 
 
 def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", assume_patched=True,
-         catalogue=None, example_targets=None, name=None, dataset=None, notes=()):
+         catalogue=None, example_targets=None, name=None, dataset=None, notes=(), fresh=True):
     """Trace a Keras model (inference and its whole training step) or a function,
-    and the tf.data pipeline `dataset` if given, and judge every raw op against the catalogue for `tf_version` (default: the
+    and the tf.data pipeline `dataset` if given, plus a Keras model's unseeded random
+    layers and (`fresh`: the model will be built anew, not loaded) initializers, and judge every raw op against the catalogue for `tf_version` (default: the
     installed TF) on `device` ("gpu" by default: where training varies). With
     assume_patched, what tfdet.patch() would fix on that plan counts as fixed.
     Returns a ScanReport (its to_json() is `tfdet scan --json`)."""
@@ -45,6 +46,10 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
     if dataset is not None:
         traced = list(traced) + trace.trace_dataset(dataset)
     sites = trace.sites(traced, catalogue)
+    if trace.is_keras_model(model_or_function):
+        from . import keras_sources
+
+        sites = keras_sources.sites(model_or_function, catalogue, fresh) + sites
     plan = _plan(catalogue, judged_version, device)
     hits = findings.hits(sites, catalogue, judged_version, device, plan, assume_patched)
     notes = list(notes) + list(trace_notes) + [
@@ -58,7 +63,7 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
         model=name or getattr(model_or_function, "name", None) or type(model_or_function).__name__,
         tf_version=judged_version, traced_with=tf.__version__, device=device, assume_patched=assume_patched,
         verdict=findings.verdict_line(hits, judged_version, device, assume_patched), hits=hits,
-        graphs=[item.label for item in traced], op_types=len({s.op_type for s in sites}), notes=notes,
+        graphs=[item.label for item in traced], op_types=len({s.op_type for s in sites if s.entry is None}), notes=notes,
         worst=findings.worst_outcome(hits))
 
 

@@ -7,9 +7,12 @@ from ..results.scan_records import FIXED, NONDETERMINISTIC, RAISES, SEVERITY, UN
 
 MAX_WHERE = 3
 
-Site = collections.namedtuple("Site", "op_type pass_name where ruled_out")
+Site = collections.namedtuple("Site", "op_type pass_name where ruled_out entry")
+Site.__new__.__defaults__ = (None,)
 Site.__doc__ = """One op found: its raw type, the pass that made it, where (scope, function or
-source line), and the catalogue entries whose condition it provably does not meet."""
+source line), and the catalogue entries whose condition it provably does not meet.
+entry: for a source that is not a raw op (an unseeded Keras initializer), the
+catalogue entry it is; op_type then names it for people."""
 
 
 def _judge(verdict, plan, assume_patched):
@@ -23,7 +26,10 @@ def _judge(verdict, plan, assume_patched):
         return (NONDETERMINISTIC, verdict.fix) if status != "unknown" else (UNKNOWN, "")
     covered = {c.entry_id: c for c in plan.covered}
     if verdict.entry.id in covered:
-        return FIXED, "tfdet.patch(): " + covered[verdict.entry.id].how
+        how = covered[verdict.entry.id]
+        if how.kind == "seeded":
+            return FIXED, "tfdet.patch(seed=N) seeds it"
+        return FIXED, "tfdet.patch(): " + how.how
     if status == "raises_under_determinism":
         return RAISES, verdict.fix or "none: TF raises with determinism on and tfdet has no replacement"
     if status == "unknown":
@@ -39,8 +45,12 @@ def hits(sites, catalogue, tf_version, device, plan, assume_patched=True):
         by_type.setdefault(site.op_type, []).append(site)
     found = []
     for op_type, group in by_type.items():
-        verdicts = catalogue.lookup(op_type, tf_version, device, missing_ok=True)
-        verdicts = [v for v in verdicts if op_type in v.entry.raw_ops]  # the op itself, not an API of that name
+        if group[0].entry is not None:  # the entry by its id
+            verdicts = [v for v in catalogue.lookup(group[0].entry, tf_version, device, missing_ok=True)
+                        if v.entry.id == group[0].entry]
+        else:
+            verdicts = catalogue.lookup(op_type, tf_version, device, missing_ok=True)
+            verdicts = [v for v in verdicts if op_type in v.entry.raw_ops]  # the op itself, not an API of that name
         # an entry counts if one of the op's nodes may meet its condition
         verdicts = [v for v in verdicts if any(v.entry.id not in site.ruled_out for site in group)]
         if not verdicts:

@@ -10,7 +10,8 @@ TensorFlow, Keras and tfdet.
 import os
 
 FORWARD, GRADIENT, LOSS, METRIC, OPTIMIZER, INPUT = "forward", "gradient", "loss", "metric", "optimizer", "input"
-PASSES = (FORWARD, GRADIENT, LOSS, METRIC, OPTIMIZER, INPUT)
+INITIALISATION = "initialisation"  # a Keras initializer drawing the first weights (keras_sources.py)
+PASSES = (FORWARD, GRADIENT, LOSS, METRIC, OPTIMIZER, INPUT, INITIALISATION)
 
 # (path fragment, pass), tried on each frame from the innermost out. Paths use "/".
 _MARKERS = (
