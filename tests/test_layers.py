@@ -42,6 +42,7 @@ LAYERS = {
     "graph": (2, ["tfdet.graph"]),  # the one graph walker: protos in, ops out
     "tfinfo": (1, ["tfdet.tfinfo"]),
     "version": (1, ["tfdet._version"]),
+    "lazy": (1, ["tfdet._lazy"]),  # the lazy package facades' one __getattr__
 }
 
 # Imports between two components of one layer that are part of the design.
@@ -115,9 +116,10 @@ def _walk(node, stack=()):
 
 
 def _is_import_module(call):
+    """importlib.import_module(...), or tfdet._lazy.facade(...) (which imports the modules its table names)."""
     func = call.func
-    return ((isinstance(func, ast.Attribute) and func.attr == "import_module")
-            or (isinstance(func, ast.Name) and func.id == "import_module"))
+    return ((isinstance(func, ast.Attribute) and func.attr in ("import_module", "facade"))
+            or (isinstance(func, ast.Name) and func.id in ("import_module", "facade")))
 
 
 def raw_imports(name, path, is_package):
@@ -146,6 +148,8 @@ def raw_imports(name, path, is_package):
     if dynamic:  # importlib.import_module(x): any string naming a tfdet module is a target
         found.extend(Import(name, value, line, True) for value, line, _ in strings
                      if value == "tfdet" or value.startswith("tfdet."))
+        found.extend(Import(name, package + value, line, True) for value, line, _ in strings  # ".runner"
+                     if value.startswith(".") and len(value) > 1 and value[1:].replace("_", "").isalnum())
     return found
 
 

@@ -18,6 +18,7 @@ on first use so that `import tfdet` stays cheap (the probe's worker imports
 it inside other interpreters).
 """
 
+from ._lazy import facade
 from ._version import __version__
 
 _LAZY = {
@@ -32,13 +33,4 @@ _LAZY = {
 
 __all__ = ["__version__"] + sorted(_LAZY)
 
-
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError("module 'tfdet' has no attribute %r" % name)
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = facade(__name__, _LAZY, globals())

@@ -9,19 +9,12 @@ The facade the CLI uses is below; each name is loaded on first use, so that
 importing this package imports nothing (not even TensorFlow).
 """
 
+from .._lazy import facade
+
 _LAZY = {
-    "preview": "preview",  # what patch() would do, without TensorFlow: `tfdet status`
+    "preview": ".preview",  # what patch() would do, without TensorFlow: `tfdet status`
 }
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError("module 'tfdet.patching' has no attribute %r" % name)
-    import importlib
-
-    value = getattr(importlib.import_module("%s.%s" % (__name__, module)), name)
-    globals()[name] = value
-    return value
+__getattr__ = facade(__name__, _LAZY, globals())
