@@ -114,8 +114,10 @@ def render(report, out, show_all=False):
         rows = [[h.op_type, h.count, ",".join(h.passes), h.outcome, h.fix or "-"] for h in shown]
         print_table(out, columns, rows)
         width = output_width(out)
-        out.write("\nwhere they are made:\n")
-        for hit in shown:
+        open_hits = [h for h in shown if h.outcome != "fixed" or show_all]
+        if open_hits:
+            out.write("\nwhere they are made%s:\n" % ("" if show_all else " (what remains; --all for every op)"))
+        for hit in open_hits:
             out.write(fit_lines("  %s: %s" % (hit.op_type, "; ".join(hit.where) or "-"), width) + "\n")
     hidden = len(report.hits) - len(shown)
     out.write("\nTF %s judged (traced with %s) on %s; %s; %d raw op types in %s.%s\n" % (
