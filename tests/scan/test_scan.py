@@ -158,6 +158,8 @@ def test_the_gate_fails_on_what_remains_and_passes_a_clean_model(saved):
     assert stock.returncode == FINDING, stock.stderr
     assert "will vary or raise on GPU with TF 2.21" in stock.stdout.splitlines()[0]
     assert "ResizeNearestNeighborGrad" in stock.stdout
+    groups = [line for line in stock.stdout.splitlines() if line.endswith("):")]
+    assert groups[0].startswith("Will vary from run to run (")  # grouped, most severe first
     clean = _cli("scan", saved["clean"], "--fail-on", "unknown")  # dense layers: all fixed by the patch's switches
     assert clean.returncode == OK, clean.stdout + clean.stderr
     assert "remain" not in clean.stdout.splitlines()[0]

@@ -104,15 +104,23 @@ def run(args, out):
     return OK
 
 
+def _groups(assume_patched):
+    """(outcome, heading) in order of severity: the table is grouped by what remains."""
+    return (("nondeterministic", "Will vary from run to run"), ("raises", "Will raise once determinism is on"),
+            ("unknown", "Not known for this TF version"),
+            ("fixed", "Fixed by tfdet.patch()" if assume_patched else "Deterministic here"))
+
+
 def render(report, out, show_all=False):
     out.write("%s\n" % report.verdict)
     shown = [h for h in report.hits if show_all or h.status not in ("deterministic", "not_applicable")]
     if shown:
-        out.write("\n")
-        columns = [Column("OP", KEY), Column("N", FIXED), Column("PASS", KEY), Column("OUTCOME", FIXED),
-                   Column("FIX", FIX)]
-        rows = [[h.op_type, h.count, ",".join(h.passes), h.outcome, h.fix or "-"] for h in shown]
-        print_table(out, columns, rows)
+        columns = [Column("OP", KEY), Column("N", FIXED), Column("PASS", KEY), Column("FIX", FIX)]
+        for outcome, heading in _groups(report.assume_patched):
+            group = [h for h in shown if h.outcome == outcome]
+            if group:
+                out.write("\n%s (%d):\n" % (heading, len(group)))
+                print_table(out, columns, [[h.op_type, h.count, ",".join(h.passes), h.fix or "-"] for h in group])
         width = output_width(out)
         open_hits = [h for h in shown if h.outcome != "fixed" or show_all]
         if open_hits:
