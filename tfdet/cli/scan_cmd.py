@@ -78,7 +78,7 @@ def run(args, out):
 
     if args.tf_version:
         try:
-            catalog.default_catalogue().lookup("bincount", args.tf_version, args.device)
+            catalog.answering_version(args.tf_version)  # older than the catalogue: refused before any tracing
         except catalog.UncoveredVersionError as exc:
             raise CommandError(str(exc), INVALID_INPUT) from None
     custom = _custom_objects(args.custom_objects)

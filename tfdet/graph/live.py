@@ -21,12 +21,12 @@ def creation_stack(op):
         return []
 
 
-def walk_graph(graph):
+def walk_graph(graph, graph_def=None):
     """(OpSite, creation stack) for every op of a traced graph and of its function
     library; the library's ops (nested tf.functions, loop and cond bodies) come
-    with an empty stack."""
+    with an empty stack. graph_def: the graph's, where the caller has it already."""
     by_name = {op.name: op for op in graph.get_operations()}
-    graph_def = graph.as_graph_def()
+    graph_def = graph.as_graph_def() if graph_def is None else graph_def
     for site in walk(graph_def):
         op = by_name.get(site.name) if site.function is None else None
         yield site, creation_stack(op) if op is not None else []

@@ -142,7 +142,8 @@ def resume_mismatches(old, new):
 
 
 def unrecorded_parameters(old):
-    return [name for name in _SOMETIMES_UNRECORDED if resume_parameters(old)[name] is None]
+    recorded = resume_parameters(old)
+    return [name for name in _SOMETIMES_UNRECORDED if recorded[name] is None]
 
 
 def _show_value(value):

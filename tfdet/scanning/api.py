@@ -34,7 +34,8 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
         raise ValueError("device must be one of %s, not %r" % (", ".join(DEVICES), device))
     catalogue = catalogue or default_catalogue()
     judged_version = str(tf_version or tf.__version__)
-    if trace.is_keras_model(model_or_function):
+    keras_model = trace.is_keras_model(model_or_function)
+    if keras_model:
         traced, trace_notes = trace.trace_keras(model_or_function, example_inputs, example_targets)
     elif getattr(model_or_function, "signatures", None):  # a loaded SavedModel (callable too, sometimes)
         traced, trace_notes = trace.trace_saved_model(model_or_function)
@@ -46,7 +47,7 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
     if dataset is not None:
         traced = list(traced) + trace.trace_dataset(dataset)
     sites = trace.sites(traced, catalogue)
-    if trace.is_keras_model(model_or_function):
+    if keras_model:
         from . import keras_sources
 
         sites = keras_sources.sites(model_or_function, catalogue, fresh) + sites

@@ -8,6 +8,8 @@ returns True (met), False (provably not met) or None (the graph cannot tell:
 counted, to be safe).
 """
 
+from .passes import path_of
+
 STATEFUL_RANDOM = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal", "RandomShuffle",
                    "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2")
 
@@ -118,7 +120,7 @@ def through_public_api(stack):
     """True if the op was created by a public TF API wrapper (tf.nn..., tf.math...),
     False if a caller outside TensorFlow called the generated op function directly
     (tf.raw_ops.X), None if the stack cannot tell."""
-    paths = [frame.filename.replace("\\", "/") for frame in stack]
+    paths = [path_of(frame.filename) for frame in stack]
     generated = [i for i, path in enumerate(paths) if "/tensorflow/python/ops/gen_" in path]
     if not generated:
         return None

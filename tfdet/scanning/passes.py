@@ -33,14 +33,15 @@ _MARKERS = (
 _LIBRARIES = ("/tensorflow/", "/keras/", "/tf_keras/", "/tfdet/", "/site-packages/", "/dist-packages/", "<frozen ")
 
 
-def _path(filename):
+def path_of(filename):
+    """A frame's file name with '/' separators, as the markers here are written."""
     return filename.replace(os.sep, "/")
 
 
 def pass_of(stack, default=FORWARD):
     """The pass the innermost recognisable frame of `stack` (outermost first) belongs to."""
     for frame in reversed(stack):
-        path = _path(frame.filename)
+        path = path_of(frame.filename)
         for fragment, name in _MARKERS:
             if fragment in path:
                 return name
@@ -52,7 +53,7 @@ def pass_of(stack, default=FORWARD):
 def user_frame(stack):
     """The innermost frame of the user's own code ('file.py:12'), or None."""
     for frame in reversed(stack):
-        path = _path(frame.filename)
+        path = path_of(frame.filename)
         if not any(part in path for part in _LIBRARIES) and not path.startswith("<"):
             return "%s:%d" % (frame.filename, frame.lineno)
     return None
@@ -62,7 +63,7 @@ def library_frame(stack):
     """The innermost Keras frame ('keras/src/optimizers/adam.py:120 update_step'), or None:
     where in Keras an op was made when the user's code only called fit()."""
     for frame in reversed(stack):
-        path = _path(frame.filename)
+        path = path_of(frame.filename)
         for marker in ("/keras/src/", "/tf_keras/src/"):
             if marker in path and "/backend/" not in path and "/ops/" not in path:
                 return "%s:%d %s" % (path[path.index(marker) + 1:], frame.lineno, frame.name)

@@ -2,13 +2,27 @@
 whole training step (forward, loss, gradient, optimizer update, metric updates).
 Needs TensorFlow; everything downstream works on the traced graphs."""
 
-import collections
-
 from .. import graph
 from . import passes
 
-Traced = collections.namedtuple("Traced", "label graph jit")
-Traced.__new__.__defaults__ = (False,)  # jit: the traced function itself is compiled with XLA
+class Traced(object):
+    """One traced graph: its label, the graph (a live FuncGraph, or a GraphDef for a
+    dataset's pipeline) and whether the traced function itself is compiled with XLA.
+    The GraphDef is serialized once, on first use, however many readers need it."""
+
+    def __init__(self, label, graph, jit=False):
+        self.label, self.graph, self.jit = label, graph, jit
+        self._graph_def = None
+
+    @property
+    def live(self):
+        return hasattr(self.graph, "as_graph_def")
+
+    @property
+    def graph_def(self):
+        if self._graph_def is None:
+            self._graph_def = self.graph.as_graph_def() if self.live else self.graph
+        return self._graph_def
 
 
 class ScanError(Exception):
@@ -21,7 +35,7 @@ def _tf():
     return tf
 
 
-def _is_keras_model(obj):
+def is_keras_model(obj):
     return hasattr(obj, "trainable_variables") and hasattr(obj, "compile") and callable(obj)
 
 
@@ -29,8 +43,11 @@ def input_specs(model, example_inputs=None):
     """TensorSpecs for the model's inputs: from examples, else from its declared inputs."""
     tf = _tf()
     if example_inputs is not None:
-        return tf.nest.map_structure(lambda t: tf.TensorSpec([None] + list(tf.convert_to_tensor(t).shape[1:]),
-                                                              tf.convert_to_tensor(t).dtype), example_inputs)
+        def spec(example):
+            tensor = tf.convert_to_tensor(example)
+            return tf.TensorSpec([None] + list(tensor.shape[1:]), tensor.dtype)
+
+        return tf.nest.map_structure(spec, example_inputs)
     inputs = getattr(model, "inputs", None)
     if not inputs:
         raise ScanError("the model declares no inputs (a Sequential model without keras.Input?): "
@@ -130,14 +147,13 @@ def sites(traced, catalogue):
     jit = jit_compiled(traced)
     for item in traced:
         default = passes.FORWARD
-        live = hasattr(item.graph, "as_graph_def")
-        graph_def = item.graph.as_graph_def() if live else item.graph  # a dataset's graph is a GraphDef
-        if not live:
+        graph_def = item.graph_def
+        if not item.live:  # a dataset's pipeline
             default = passes.INPUT
         index = {node.name: node for node in graph_def.node}
         library = {f.signature.name: f for f in graph_def.library.function}
         function_index = {name: {n.name: n for n in f.node_def} for name, f in library.items()}
-        walked = graph.walk_graph(item.graph) if live else ((site, []) for site in graph.walk(graph_def))
+        walked = graph.walk_graph(item.graph, graph_def) if item.live else ((site, []) for site in graph.walk(graph_def))
         for site, stack in walked:
             stack = _below_the_scan(stack)
             pass_name = passes.pass_of(stack, default) if stack else (
@@ -157,7 +173,7 @@ def sites(traced, catalogue):
 def _below_the_scan(stack):
     """The frames under tfdet's own tracing call: what the model's code did, not
     the line that called tfdet.scan()."""
-    last = max((i for i, frame in enumerate(stack) if "/tfdet/scanning/" in frame.filename.replace("\\", "/")),
+    last = max((i for i, frame in enumerate(stack) if "/tfdet/scanning/" in passes.path_of(frame.filename)),
                default=-1)
     return stack[last + 1:]
 
@@ -181,15 +197,10 @@ def jit_compiled(traced):
     for item in traced:
         if item.jit:
             return True
-        graph_def = item.graph.as_graph_def() if hasattr(item.graph, "as_graph_def") else item.graph
-        for site in graph.walk(graph_def):
+        for site in graph.walk(item.graph_def):
             if "_XlaMustCompile" in site.node.attr and site.node.attr["_XlaMustCompile"].b:
                 return True
     return False
-
-
-def is_keras_model(obj):
-    return _is_keras_model(obj)
 
 
 def trace_saved_model(loaded):
