@@ -14,7 +14,8 @@ own layer unless SIDEWAYS says why):
     4  entry     tfdet.cli, tfdet.__main__
     3  features  tfdet.probe, tfdet.patching (+ the tfdet package: the public
                  face of patch/unpatch/status/deterministic), tfdet.report,
-                 tfdet.scanning, tfdet.locating (+ tfdet.testing), tfdet.diverge
+                 tfdet.scanning, tfdet.locating (+ tfdet.testing), tfdet.diverge,
+                 tfdet.matrix
     2  core      tfdet.results, tfdet.catalog (+ tfdet.catalog_data),
                  tfdet.executor (runs independent jobs; features use it)
     1  base      tfdet.tfinfo, tfdet._version
@@ -41,6 +42,7 @@ LAYERS = {
     "scanning": (3, ["tfdet.scanning"]),
     "locating": (3, ["tfdet.locating", "tfdet.testing"]),  # locate, and the test assertions built on it
     "diverge": (3, ["tfdet.diverge"]),
+    "matrix": (3, ["tfdet.matrix"]),  # every TF version's environment, probed
     "results": (2, ["tfdet.results"]),
     "catalog": (2, ["tfdet.catalog", "tfdet.catalog_data"]),
     "graph": (2, ["tfdet.graph"]),  # the one graph walker: protos in, ops out
@@ -73,6 +75,10 @@ SIDEWAYS = {
     ("diverge", "probe"): "diverge reuses the probe's mode definitions and process launcher",
     # The patched mode calls tfdet.patch() inside the training process.
     ("diverge", "facade"): "a patched training calls tfdet.patch()",
+    # The matrix runs the probe on each version: which modes a TF has comes from
+    # the probe's mode definitions, and the probe starts with this tfdet in
+    # another interpreter by the probe's own launcher (probe.process.module_command).
+    ("matrix", "probe"): "the matrix reuses the probe's mode definitions and process launcher",
 }
 
 # Edges (importer, imported) that break the layers and are allowed for now. The

@@ -1,0 +1,44 @@
+"""One version of the matrix, as an executor job: make sure its environment
+exists, then run `tfdet probe --python` in it. Module-level and picklable (a
+Dask worker runs it); never raises for a version that fails: the record says
+which step failed and the last lines it printed."""
+
+import subprocess
+import sys
+import time
+
+from ..probe.process import module_command
+from . import venvs
+from .versions import by_tf
+
+# The probe's flags a matrix passes on, in the probe's own spelling.
+PROBE_FLAGS = (("repeats", "--repeats"), ("processes", "--processes"), ("max_repeats", "--max-repeats"),
+               ("rounds", "--rounds"), ("timeout", "--timeout"))
+
+
+def probe_command(python, results, modes, options, resume, controller=None):
+    """argv of the probe of one version: this tfdet, the version's interpreter as worker."""
+    argv = module_command(controller or sys.executable, "tfdet") + [
+        "probe", "--python", python, "--out", results, "--modes", ",".join(modes), "--quiet"]
+    for name, flag in PROBE_FLAGS:
+        if options.get(name) is not None:
+            argv += [flag, str(options[name])]
+    return argv + (["--resume"] if resume else [])
+
+
+def run_version(tf, base, results, modes, options, resume, create_only=False, roots=None):
+    """{"env": what ensure() recorded, "probe": {status, seconds, exit_code, error} or None}."""
+    version = by_tf(tf)
+    env = venvs.ensure(version, base, roots=roots)
+    if env["status"] == "failed" or create_only or not modes:
+        return {"env": env, "probe": None}
+    start = time.time()
+    command = probe_command(venvs.env_python(version, base), results, modes, options, resume)
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=venvs.quiet_environ())
+        code, error = done.returncode, venvs.tail(done.stderr) if done.returncode else ""
+    except OSError as exc:
+        code, error = None, str(exc)
+    return {"env": env, "probe": {"status": "probed" if code == 0 else "failed", "exit_code": code,
+                                  "seconds": round(time.time() - start, 1), "error": error}}
