@@ -10,8 +10,12 @@ import sys
 
 import pytest
 
-VENVS = os.environ.get("TFDET_VENVS", os.path.expanduser("~/.cache/tfdet/venvs"))
-NAMES = ["tf1.15-py3.7", "tf2.4-py3.7", "tf2.6-py3.9", "tf2.10-py3.10", "tf2.21-py3.13"]
+from tfdet.matrix.venvs import venvs_dir
+from tfdet.matrix.versions import REPRESENTATIVE, by_tf, env_name
+
+VENVS = venvs_dir()
+# One per Python minor from 3.7 to 3.13 (tfdet.matrix.versions.REPRESENTATIVE).
+NAMES = [env_name(by_tf(tf)) for tf in REPRESENTATIVE]
 
 
 @pytest.mark.multiversion

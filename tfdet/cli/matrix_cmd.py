@@ -72,6 +72,8 @@ def add_parser(commands):
                         help="results directory (default: %(default)s)")
     parser.add_argument("--venvs", metavar="DIR",
                         help="environments directory (default: $TFDET_VENVS, else ~/.cache/tfdet/venvs)")
+    parser.add_argument("--ops", metavar="NAME,...",
+                        help="probe only these (catalogue ids, API aliases or raw op names; default: all)")
     parser.add_argument("--repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["repeats"], metavar="N",
                         help="probe runs per process (default %(default)s)")
     parser.add_argument("--max-repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["max_repeats"],
@@ -109,11 +111,20 @@ def _config(args):
     if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
         raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
     probe = {"repeats": args.repeats, "processes": PROBE_DEFAULTS["processes"], "max_repeats": args.max_repeats,
-             "rounds": args.rounds, "timeout": args.timeout}
+             "rounds": args.rounds, "timeout": args.timeout, "ops": _ops(args.ops)}
     return MatrixConfig(versions=versions, modes=modes, out_dir=os.path.abspath(args.out),
                         venvs=venvs_dir(args.venvs), probe=probe, executor=args.executor, jobs=args.jobs,
                         scheduler=args.scheduler, create_only=args.create_only, resume=args.resume,
                         overwrite=args.overwrite)
+
+
+def _ops(text):
+    if text is None:
+        return None
+    ops = [part.strip() for part in text.split(",") if part.strip()]
+    if not ops:
+        raise CommandError("--ops: empty list", USAGE)
+    return ops
 
 
 def _catalogue():

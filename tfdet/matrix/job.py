@@ -13,7 +13,7 @@ from .versions import by_tf
 
 # The probe's flags a matrix passes on, in the probe's own spelling.
 PROBE_FLAGS = (("repeats", "--repeats"), ("processes", "--processes"), ("max_repeats", "--max-repeats"),
-               ("rounds", "--rounds"), ("timeout", "--timeout"))
+               ("rounds", "--rounds"), ("timeout", "--timeout"), ("ops", "--ops"))
 
 
 def probe_command(python, results, modes, options, resume, controller=None):
@@ -21,8 +21,9 @@ def probe_command(python, results, modes, options, resume, controller=None):
     argv = module_command(controller or sys.executable, "tfdet") + [
         "probe", "--python", python, "--out", results, "--modes", ",".join(modes), "--quiet"]
     for name, flag in PROBE_FLAGS:
-        if options.get(name) is not None:
-            argv += [flag, str(options[name])]
+        value = options.get(name)
+        if value is not None:
+            argv += [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
     return argv + (["--resume"] if resume else [])
 
 

@@ -55,6 +55,10 @@ VERSIONS = (
     Version("2.21", "3.13", ("tensorflow-cpu==2.21.*",)),
 )
 
+# The versions the worker-compatibility tests (tox -e multiversion) run: one
+# per Python minor from 3.7 to 3.13, and the Keras 2 -> 3 change (2.16).
+REPRESENTATIVE = ("1.15", "2.2", "2.6", "2.10", "2.13", "2.16", "2.21")
+
 
 def env_name(version):
     """The directory name of a version's environment: tf<X.Y>-py<A.B>."""
