@@ -40,3 +40,28 @@ def test_probe_runs_in_another_tf(name, tmp_path):
     assert outcomes[("fixture-fixed-order-sum", "baseline")] == "deterministic"
     if expected_tf in ("1.15",):
         assert "api" in header["unavailable_modes"] and "env" in header["modes"]
+
+
+@pytest.mark.multiversion
+def test_matrix_probes_two_versions_and_keeps_them(tmp_path):
+    """`tfdet matrix` over the oldest and newest TF: ordinary probe results files
+    per version, a manifest, and a second run (--resume) that probes nothing."""
+    from tfdet.results import load
+
+    out = str(tmp_path / "m")
+    command = [sys.executable, "-m", "tfdet", "matrix", "--versions", "1.15,2.21", "--ops",
+               "fixture-random-order-sum,fixture-fixed-order-sum", "--out", out, "--venvs", VENVS, "--json",
+               "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr
+    shown = {row["tf"]: row for row in json.loads(done.stdout)["versions"]}
+    for tf in ("1.15", "2.21"):
+        assert shown[tf]["status"] == "probed"
+        assert shown[tf]["varied"]["baseline"] == ["fixture-random-order-sum"]
+        results = load(os.path.join(out, "probe-tf%s-cpu.jsonl" % tf))
+        assert results.header.tf_version.startswith(tf + ".")
+    assert shown["1.15"]["modes_not_run"].keys() == {"api"} and "api" not in shown["1.15"]["varied"]
+    again = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    with open(os.path.join(out, "matrix.json")) as handle:
+        assert json.load(handle)["last_run"]["versions"] == []
