@@ -3,6 +3,8 @@ exists, then run `tfdet probe --python` in it. Module-level and picklable (a
 Dask worker runs it); never raises for a version that fails: the record says
 which step failed and the last lines it printed."""
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -36,10 +38,35 @@ def run_version(tf, base, results, modes, options, resume, create_only=False, ro
     start = time.time()
     command = probe_command(venvs.env_python(version, base), results, modes, options, resume)
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, env=venvs.quiet_environ())
-        code, error = done.returncode, venvs.tail(done.stderr) if done.returncode else ""
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True, env=venvs.quiet_environ())
     except OSError as exc:
         code, error = None, str(exc)
+    else:
+        previous = _forward_sigterm(child)
+        try:
+            _, stderr = child.communicate()
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+        code, error = child.returncode, venvs.tail(stderr) if child.returncode else ""
     return {"env": env, "probe": {"status": "probed" if code == 0 else "failed", "exit_code": code,
                                   "seconds": round(time.time() - start, 1), "error": error}}
+
+
+def _forward_sigterm(child):
+    """An interrupted matrix terminates its pool processes: pass that on to the
+    probe, which then stops as on Ctrl-C (finished cases kept, so --resume
+    continues it), before this process ends. Returns the handler it replaced;
+    None where signals cannot be set (a Dask worker's thread)."""
+    def stop(signum, frame):
+        child.terminate()
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        os._exit(130)
+    try:
+        return signal.signal(signal.SIGTERM, stop)
+    except ValueError:
+        return None
