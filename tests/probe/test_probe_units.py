@@ -258,3 +258,17 @@ def test_stale_scratch_is_removed_only_when_its_owner_is_dead(tmp_path):
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_an_autograph_error_of_tf_1_15_is_described_by_its_last_line():
+    from tfdet.probe.worker import _describe_error
+
+    # str() of the error TF 1.15's tf.function raised for a raw op it lacks
+    text = ("in converted code:\n\n    <string>:4 <lambda>\n        \n    /venv/lib/python3.7/site-packages/"
+            "tensorflow_core/python/util/module_wrapper.py:193 __getattr__\n        attr = getattr(self."
+            "_tfmw_wrapped_module, name)\n\n    AttributeError: module 'tensorflow._api.v1.raw_ops' has no "
+            "attribute 'DebugNumericSummary'\n")
+    described = _describe_error(AttributeError(text))
+    assert described == {"type": "AttributeError", "message": "AttributeError: module 'tensorflow._api.v1.raw_ops' "
+                                                              "has no attribute 'DebugNumericSummary'"}
+    assert _describe_error(ValueError("plain message"))["message"] == "plain message"

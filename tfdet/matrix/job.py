@@ -4,6 +4,7 @@ Dask worker runs it); never raises for a version that fails: the record says
 which step failed and the last lines it printed."""
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -35,7 +36,7 @@ def run_version(tf, base, results, modes, options, resume, create_only=False, ro
     env = venvs.ensure(version, base, roots=roots)
     if env["status"] == "failed" or create_only or not modes:
         return {"env": env, "probe": None}
-    start = time.time()
+    start, used = time.time(), _children_cpu()
     command = probe_command(venvs.env_python(version, base), results, modes, options, resume)
     try:
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -50,8 +51,17 @@ def run_version(tf, base, results, modes, options, resume, create_only=False, ro
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
         code, error = child.returncode, venvs.tail(stderr) if child.returncode else ""
+    # CPU seconds of the probe and its workers: what the version costs on an idle
+    # machine, where wall time also counts the waits of a shared one.
     return {"env": env, "probe": {"status": "probed" if code == 0 else "failed", "exit_code": code,
-                                  "seconds": round(time.time() - start, 1), "error": error}}
+                                  "seconds": round(time.time() - start, 1),
+                                  "cpu_seconds": round(_children_cpu() - used, 1), "error": error}}
+
+
+def _children_cpu():
+    """User + system CPU seconds of the finished child processes (and theirs) so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _forward_sigterm(child):

@@ -601,7 +601,8 @@ case("debug-numeric-summary-v2-concise-health", passes=("forward",), min_tf=(2, 
 case("debug-numeric-summary-v2-full-health", passes=("forward",), min_tf=(2, 3))(_debug_summary_v2(4))
 
 
-@case("debug-numeric-summary-v1", passes=("forward",))
+# tf.raw_ops has no DebugNumericSummary before 2.1 (AttributeError in 1.15 and 2.0).
+@case("debug-numeric-summary-v1", passes=("forward",), min_tf=(2, 1))
 def _debug_summary_v1(tf, np, rng, size):
     x = _with_specials(np, rng, (elements(size, 1e6),))
     return Built([x], lambda x: tf.raw_ops.DebugNumericSummary(input=x, tensor_name="probe_input:0"))

@@ -134,7 +134,8 @@ def _save(np, path, array):
 
 def _describe_error(exc):
     """Type and the informative line(s) of an error. TF graph errors wrap the
-    real message in 'Graph execution error:' and a Python traceback."""
+    real message in 'Graph execution error:' and a Python traceback (before
+    TF 2.3, autograph's in 'in converted code:')."""
     text = str(getattr(exc, "message", None) or exc)
     lines = [line.strip() for line in text.splitlines()]
     useful = [
@@ -142,6 +143,8 @@ def _describe_error(exc):
         if line and not raw[:1].isspace() and not line.startswith(("Graph execution error", "Detected at node", "[[", "in user code:", "File "))
     ]
     message = " ".join(useful[:2]) or (lines[0] if lines else "")
+    if lines and lines[0] == "in converted code:":  # the error itself is its last, indented line
+        message = [line for line in lines if line][-1]
     return {"type": type(exc).__name__, "message": message[:500]}
 
 
