@@ -12,7 +12,7 @@ from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAI
 from .probe_cmd import _end_like_ctrl_c_on_sigterm
 from .tables import FIXED, KEY, Column, print_table
 
-HELP = "probe every TensorFlow from 1.15 to 2.21 on this CPU, one cached virtual environment per version"
+HELP = "probe every TensorFlow from 1.15 to 2.21 on this CPU, one cached environment per version"
 
 EPILOG = """\
 For each TF version (1.15 and every minor 2.0 ... 2.21) the matrix makes a

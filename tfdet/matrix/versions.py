@@ -1,7 +1,7 @@
 """The TensorFlow versions the matrix covers: one row per minor version.
 
-Pure data, stdlib only (tests/multiversion/make_venvs.py imports it in a bare
-interpreter). Each row: TF minor, the pyenv Python minor whose CPU wheels it
+Pure data, the one table of versions and pins: `tfdet matrix` and
+tests/multiversion/make_venvs.py both build from it. Each row: TF minor, the pyenv Python minor whose CPU wheels it
 installs with, and the pip requirements. The TF pin is a wildcard on the minor
 (the newest patch release); the other pins are what that TF needs to import and
 run on that Python. The resolved versions of each environment are recorded in
