@@ -82,3 +82,22 @@ def test_list_shows_the_table_and_what_exists(tmp_path):
     rows = json.loads(out)["versions"]
     assert [(r["tf"], r["python"], r["env"], r["env_exists"]) for r in rows] == [
         ("1.15", "3.7", "tf1.15-py3.7", False), ("2.21", "3.13", "tf2.21-py3.13", False)]
+
+
+def test_a_probe_that_fails_is_recorded_with_its_last_words(tmp_path):
+    """An environment that passes the smoke test but whose interpreter cannot run
+    the probe's workers: the version is probe-failed, with the probe's exit code
+    and what it said, and the run exits 1."""
+    python = tmp_path / "venvs" / "tf2.21-py3.13" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    # answers the smoke test as TF 2.21 would, and nothing else
+    python.write_text("#!/bin/sh\ncase \"$*\" in *SMOKE*|*matmul*) echo 2.21.0 2.0.0; exit 0;; esac\n"
+                      "echo 'ImportError: libtensorflow_framework.so.2: cannot open shared object file' >&2\n"
+                      "exit 1\n")
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    code, out, err = run_cli("matrix", "--versions", "2.21", "--ops", "segment-sum", "--json", *_dirs(tmp_path))
+    assert code == 1, err
+    entry = json.loads((tmp_path / "out" / "matrix.json").read_text())["versions"]["2.21"]
+    assert entry["environment"]["status"] == "reused" and entry["environment"]["tf_version"] == "2.21.0"
+    assert entry["status"] == "probe-failed" and entry["probe"]["exit_code"] not in (0, None)
+    assert entry["probe"]["error"].startswith("tfdet: error:")

@@ -224,6 +224,13 @@ def _show(args, out, manifest, out_dir, wanted):
     print_table(out, [Column("TF", FIXED), Column("python", FIXED), Column("status", FIXED),
                       Column("env s", FIXED), Column("probe s", FIXED), Column("varies: baseline", KEY),
                       Column("env", KEY), Column("api", KEY)], table)
+    from ..matrix.run import summary_line
+
+    for r in rows:
+        if r["status"] in ("failed", "probe-failed"):
+            out.write("TF %s: %s\n" % (r["tf"], summary_line(r)))
+        elif r.get("results_error"):
+            out.write("TF %s: %s\n" % (r["tf"], r["results_error"]))
     last = manifest.get("last_run") or {}
     out.write("results: %s (manifest %s)%s\n" % (out_dir, "matrix.json", "; this run: %.0f s" % last["seconds"]
                                                   if last.get("seconds") is not None else ""))
