@@ -201,12 +201,12 @@ def _list(args, out, config):
     return OK
 
 
-def _names(cases):
-    return "-" if cases is None else ", ".join(cases) if cases else "none"
+def _count(cases):
+    return "-" if cases is None else str(len(cases))
 
 
 def _show(args, out, manifest, out_dir, wanted):
-    from ..matrix import summary_rows
+    from ..matrix import summary_changes, summary_rows
 
     rows = summary_rows(manifest, out_dir, wanted)
     if args.json:
@@ -217,13 +217,19 @@ def _show(args, out, manifest, out_dir, wanted):
     for r in rows:
         env, probe, varied = r.get("environment") or {}, r.get("probe") or {}, r.get("varied") or {}
         why = "" if r["status"] != "failed" else " (%s)" % env.get("failed_step")
-        table.append([r["tf"], r["python"], r["status"] + why,
+        table.append([r["tf"], r["python"], env.get("tf_version") or "-", r["status"] + why,
                       "%.0f" % r["creation_seconds"] if r.get("creation_seconds") else "-",
                       "%.0f" % probe["seconds"] if probe.get("seconds") is not None else "-",
-                      _names(varied.get("baseline")), _names(varied.get("env")), _names(varied.get("api"))])
-    print_table(out, [Column("TF", FIXED), Column("python", FIXED), Column("status", FIXED),
-                      Column("env s", FIXED), Column("probe s", FIXED), Column("varies: baseline", KEY),
-                      Column("env", KEY), Column("api", KEY)], table)
+                      _count(varied.get("baseline")), _count(varied.get("env")), _count(varied.get("api"))])
+    print_table(out, [Column("TF", FIXED), Column("python", FIXED), Column("installed", FIXED),
+                      Column("status", FIXED), Column("env s", FIXED), Column("probe s", FIXED),
+                      Column("vary: baseline", FIXED), Column("env", FIXED), Column("api", FIXED)], table)
+    changed = summary_changes(rows)
+    if changed:
+        out.write("\nchanges against the version before (cases both measured):\n")
+        for tf, mode, moved in changed:
+            out.write("  %-5s %-8s %s\n" % (tf, mode, ", ".join(
+                "%s %s" % (case, "now varies" if now == "varies" else "now " + now) for case, _, now in moved)))
     from ..matrix.run import summary_line
 
     for r in rows:

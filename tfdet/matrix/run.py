@@ -91,6 +91,9 @@ def run_matrix(config, catalogue, progress):
         raise MatrixExists("%s already has results for TF %s; --resume continues (keeps complete versions), "
                            "--overwrite starts again" % (config.out_dir, ", ".join(p.version.tf for p in earlier)))
     todo = plans if config.create_only else planning.pending(plans)
+    if not todo:  # everything is complete: the manifest (and its last run) stays as it is
+        progress.start(0, len(plans), "nothing")
+        return data, plans
     os.makedirs(config.out_dir, exist_ok=True)
     if config.overwrite:
         for plan in plans:
