@@ -11,7 +11,7 @@ from .. import __version__
 from . import manifest as manifests
 from . import plan as planning
 from .job import run_version
-from .versions import env_name
+from .versions import env_name, version_key
 
 
 @dataclass
@@ -116,7 +116,7 @@ def run_matrix(config, catalogue, progress):
             data = manifests.update(data, tf, entry)
             manifests.save(data, manifest_path)
             progress.finished(tf, summary_line(entry))
-    data = dict(data, last_run={"seconds": round(time.time() - started, 1), "versions": sorted(by_tf),
+    data = dict(data, last_run={"seconds": round(time.time() - started, 1), "versions": sorted(by_tf, key=version_key),
                                 "executor": config.executor, "jobs": config.jobs, "finished": _now()})
     manifests.save(data, manifest_path)
     return data, plans
