@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tfdet.matrix.venvs import venvs_dir
+from tfdet.results import load
 from tfdet.matrix.versions import REPRESENTATIVE, by_tf, env_name
 
 VENVS = venvs_dir()
@@ -30,24 +31,23 @@ def test_probe_runs_in_another_tf(name, tmp_path):
          "segment-sum,fixture-random-order-sum,fixture-fixed-order-sum", "--processes", "2", "--repeats", "3",
          "--rounds", "1", "--out", out, "--quiet"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    with open(out) as handle:
-        records = [json.loads(line) for line in handle]
-    header, cases = records[0], records[1:]
+    results = load(out)
+    header = results.header
     expected_tf = name.split("-")[0][2:]
-    assert header["environment"]["baseline"]["tf_version"].startswith(expected_tf)
-    outcomes = {(r["case"], r["mode"]): r["outcome"] for r in cases}
+    assert header.tf_version.startswith(expected_tf + ".")
+    outcomes = {(r.case, r.mode): r.outcome for r in results.measured}
     assert outcomes[("fixture-random-order-sum", "baseline")] == "varies"
     assert outcomes[("fixture-fixed-order-sum", "baseline")] == "deterministic"
+    # a bare TF environment cannot run tfdet.patch(): the patched mode is not applicable there
+    assert "patched" not in header.modes
     if expected_tf in ("1.15",):
-        assert "api" in header["unavailable_modes"] and "env" in header["modes"]
+        assert "api" in header.not_applicable_modes and "env" in header.modes
 
 
 @pytest.mark.multiversion
 def test_matrix_probes_two_versions_and_keeps_them(tmp_path):
     """`tfdet matrix` over the oldest and newest TF: ordinary probe results files
     per version, a manifest, and a second run (--resume) that probes nothing."""
-    from tfdet.results import load
-
     out = str(tmp_path / "m")
     command = [sys.executable, "-m", "tfdet", "matrix", "--versions", "1.15,2.21", "--ops",
                "fixture-random-order-sum,fixture-fixed-order-sum", "--out", out, "--venvs", VENVS, "--json",

@@ -272,3 +272,21 @@ def test_an_autograph_error_of_tf_1_15_is_described_by_its_last_line():
     assert described == {"type": "AttributeError", "message": "AttributeError: module 'tensorflow._api.v1.raw_ops' "
                                                               "has no attribute 'DebugNumericSummary'"}
     assert _describe_error(ValueError("plain message"))["message"] == "plain message"
+
+
+def test_the_patched_mode_needs_an_interpreter_that_can_run_the_patch(tmp_path):
+    """Another interpreter gets the patched mode only if it can import tfdet's
+    patch and catalogue there: a bare TF environment (no PyYAML) cannot."""
+    import sys
+
+    from tfdet.probe.runner import patch_available
+
+    same = tmp_path / "same-python"  # another path to this interpreter, which has every dependency
+    same.write_text('#!/bin/sh\nexec "%s" "$@"\n' % sys.executable)
+    bare = tmp_path / "bare-python"  # fails as `import yaml` fails in a bare TF venv
+    bare.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'yaml'\" >&2\nexit 1\n")
+    for script in (same, bare):
+        script.chmod(0o755)
+    assert patch_available() and patch_available(sys.executable)
+    assert patch_available(str(same))
+    assert not patch_available(str(bare))

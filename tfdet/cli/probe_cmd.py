@@ -272,7 +272,7 @@ def _run_claimed(args, out, catalogue, writer):
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    modes = args.modes or [m for m in MODES if m != "patched" or patch_available()]
+    modes = args.modes or [m for m in MODES if m != "patched" or patch_available(args.python)]
     if args.fail_on_nondeterminism and args.fail_on_nondeterminism not in modes:
         raise CommandError("--fail-on-nondeterminism %s: that mode is not being run (modes: %s)" % (
             args.fail_on_nondeterminism, ", ".join(modes)), USAGE)

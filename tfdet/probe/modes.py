@@ -32,7 +32,8 @@ def mode_setups(catalogue, tf_version, patch_available):
         "api": ModeSetup("api", bool(api), "" if api else api_reason, {}, unset,
                          [{"name": s.name} for s in api], False),
         "patched": ModeSetup("patched", patch_available,
-                             "" if patch_available else "tfdet.patch() is not available in this tfdet",
+                             "" if patch_available else "tfdet.patch() cannot run here (not in this tfdet, or "
+                             "the interpreter lacks its dependencies: pip install tfdet there)",
                              {}, unset, [], True),
     }
 

@@ -97,10 +97,24 @@ def catalogue_digest():
     return "sha256:" + digest.hexdigest()[:16]
 
 
-def patch_available():
+def patch_available(python=None):
+    """Whether the patched mode can run: this tfdet has patch(), and the workers'
+    interpreter (`python`, when it is another one) can import it and its
+    catalogue (a bare TF environment lacks PyYAML and the rest)."""
     import tfdet
 
-    return callable(getattr(tfdet, "patch", None))
+    if not callable(getattr(tfdet, "patch", None)):
+        return False
+    if python is None:  # the workers run this interpreter, which runs this tfdet
+        return True
+    # Asked even of a path that resolves to this interpreter's binary: a virtual
+    # environment links to it and still has site-packages of its own.
+    try:
+        done = subprocess.run(module_command(python, "tfdet.probe.patch_check"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 class Probe(object):
@@ -323,7 +337,7 @@ class Probe(object):
     def run(self):
         config = self.config
         tf_version = query_tf_version(config.python)
-        self.setups = mode_setups(config.catalogue, tf_version, patch_available())
+        self.setups = mode_setups(config.catalogue, tf_version, patch_available(config.python))
         unknown = [m for m in config.modes if m not in self.setups]
         if unknown:
             raise ProbeError("unknown mode %s" % ", ".join(unknown))
