@@ -19,7 +19,8 @@ Each mode runs in fresh TensorFlow processes (%(processes)s per mode by default)
   baseline  no determinism switch
   env       TF_DETERMINISTIC_OPS=1 and TF_CUDNN_DETERMINISTIC=1 set before TF is imported
   api       tf.config.experimental.enable_op_determinism() (TF 2.8 and later)
-  patched   tfdet.patch() (when this tfdet has it)
+  patched   tfdet.patch() (when the workers' interpreter can run it: not a bare
+            --python environment with only numpy and TF)
 Every catalogued op that exists on this device is run repeatedly, forward and
 with a random upstream gradient; entries that cannot run here are listed as
 skipped, with the reason. Where the catalogue says an op varies here (or it
