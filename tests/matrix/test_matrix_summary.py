@@ -33,3 +33,14 @@ def test_changes_compare_only_cases_both_versions_measured():
         ("2.1", "baseline", [("a", "deterministic", "varies")]),
         ("2.3", "baseline", [("a", "varies", "raised")]),
     ]
+
+
+def test_a_create_only_run_keeps_the_probe_of_a_version():
+    from tfdet.matrix import manifest
+
+    data = {"schema": manifest.SCHEMA, "versions": {}}
+    data = manifest.update(data, "2.6", {"status": "probed", "probe": {"seconds": 300}, "creation_seconds": 75})
+    data = manifest.update(data, "2.6", {"status": "installed", "probe": None, "creation_seconds": None})
+    assert data["versions"]["2.6"] == {"status": "probed", "probe": {"seconds": 300}, "creation_seconds": 75}
+    data = manifest.update(data, "2.6", {"status": "failed", "probe": None})
+    assert data["versions"]["2.6"]["status"] == "failed"

@@ -32,6 +32,8 @@ def load(path):
 def update(data, tf, entry):
     """The manifest with one version's entry merged in (a probe-less entry keeps the last probe)."""
     old = data["versions"].get(tf, {})
+    if entry.get("status") == "installed" and old.get("probe"):  # --create-only keeps what was probed
+        entry = dict(entry, status=old["status"])
     merged = dict(old, **{k: v for k, v in entry.items() if v is not None or k not in old})
     versions = dict(data["versions"], **{tf: merged})
     return dict(data, versions=versions)
