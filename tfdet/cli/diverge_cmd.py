@@ -41,6 +41,8 @@ examples:
   tfdet diverge --workload digits-cnn --conditions fixed-fixed,random-random --modes baseline,env,patched
   tfdet diverge --workload embedding --lr 0.01,0.1,0.5 --jobs 2 --out emb.jsonl
   tfdet diverge --workload embedding --executor dask --scheduler tcp://10.0.0.5:8786
+  tfdet diverge --workload cifar10-resnet18 --epochs 2 --executor dask --scheduler tcp://10.0.0.5:8786
+                                        # downloads CIFAR-10 (170 MB) once; meant for GPUs
   tfdet diverge --script train.py --conditions fixed-fixed --modes baseline,env --runs 3
 
 exit codes: 0 every training finished, 1 some trainings failed or timed out
@@ -129,10 +131,25 @@ def _check_environment(args):
         raise CommandError("the digits-cnn workload needs scikit-learn: pip install 'tfdet[diverge]'", ENVIRONMENT)
     if args.scheduler and args.executor != "dask":
         raise CommandError("--scheduler needs --executor dask", USAGE)
+    if args.workload == "cifar10-resnet18":
+        _fetch_cifar10(args)
     if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
         raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
     if args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
+
+
+def _fetch_cifar10(args):
+    """CIFAR-10 is downloaded here, once, only when its workload is asked for."""
+    from ..diverge.workloads import DatasetUnavailable, cifar10_prefetch
+
+    if not (args.quiet or args.json):
+        args.err.write("tfdet diverge: loading CIFAR-10 (Keras downloads it, about 170 MB, into "
+                       "~/.keras/datasets the first time)\n")
+    try:
+        cifar10_prefetch()
+    except DatasetUnavailable as exc:
+        raise CommandError(str(exc), ENVIRONMENT) from None
 
 
 def run(args, out):
