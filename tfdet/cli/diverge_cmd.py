@@ -144,8 +144,10 @@ def _fetch_cifar10(args):
     from ..diverge.workloads import DatasetUnavailable, cifar10_prefetch
 
     if not (args.quiet or args.json):
-        args.err.write("tfdet diverge: loading CIFAR-10 (Keras downloads it, about 170 MB, into "
-                       "~/.keras/datasets the first time)\n")
+        local = os.environ.get("TFDET_CIFAR10_DIR")
+        args.err.write("tfdet diverge: %s\n" % ("reading CIFAR-10 from TFDET_CIFAR10_DIR=%s" % local if local else
+                                               "loading CIFAR-10 (Keras downloads it, about 170 MB, into "
+                                               "~/.keras/datasets the first time)"))
     try:
         cifar10_prefetch()
     except DatasetUnavailable as exc:

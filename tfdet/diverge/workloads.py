@@ -71,7 +71,8 @@ def embedding_model(keras):
 # with TFDET_CIFAR_TRAIN=50000 TFDET_CIFAR_TEST=10000. Keras downloads CIFAR-10
 # (about 170 MB) into ~/.keras/datasets the first time, and only when this workload
 # is asked for: `tfdet diverge` fetches it once before the trainings start
-# (cifar10_prefetch), so K runs do not race to download it.
+# (cifar10_prefetch), so K runs do not race to download it. A cluster without
+# network access reads an extracted copy from TFDET_CIFAR10_DIR instead.
 CIFAR_TRAIN, CIFAR_TEST = 10000, 2000
 CIFAR_SOURCE = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 
@@ -80,12 +81,23 @@ class DatasetUnavailable(RuntimeError):
     """A workload's data cannot be had here (offline and not cached)."""
 
 
+CIFAR_FILES = tuple("data_batch_%d" % i for i in range(1, 6)) + ("test_batch",)
+
+
 def cifar10_prefetch():
-    """Make sure CIFAR-10 is in Keras's cache (downloads it when it is not); a clear error offline."""
+    """Make sure CIFAR-10 can be read here: $TFDET_CIFAR10_DIR holds its batches, or
+    Keras's cache has it (downloaded now when not); a clear error otherwise."""
     import contextlib
     import os
     import sys
 
+    local = os.environ.get("TFDET_CIFAR10_DIR")
+    if local:
+        missing = [name for name in CIFAR_FILES if not os.path.isfile(os.path.join(local, name))]
+        if missing:
+            raise DatasetUnavailable("TFDET_CIFAR10_DIR=%s: no %s there (it should hold the extracted "
+                                     "cifar-10-batches-py: data_batch_1..5 and test_batch)" % (local, missing[0]))
+        return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import keras
 
@@ -95,16 +107,37 @@ def cifar10_prefetch():
     except Exception as exc:  # urllib, http, tarfile and Keras's own errors all mean: no data here
         raise DatasetUnavailable(
             "the cifar10-resnet18 workload needs CIFAR-10, which Keras downloads once (about 170 MB, from %s) "
-            "into ~/.keras/datasets; it could not: %s: %s. Run it once with network access, or use the "
-            "digits-cnn or embedding workload (no download)" % (CIFAR_SOURCE, type(exc).__name__, exc)) from None
+            "into ~/.keras/datasets; it could not: %s: %s. Run it once with network access, point "
+            "TFDET_CIFAR10_DIR at an extracted cifar-10-batches-py, or use the digits-cnn or embedding workload "
+            "(no download)" % (CIFAR_SOURCE, type(exc).__name__, exc)) from None
+
+
+def _read_cifar_batches(np, directory):
+    """The extracted CIFAR-10 python batches (the format of the original tarball)."""
+    import os
+    import pickle
+
+    def read(name):
+        with open(os.path.join(directory, name), "rb") as handle:
+            batch = pickle.load(handle, encoding="bytes")
+        images = np.asarray(batch[b"data"], dtype="uint8").reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+        return images, np.asarray(batch[b"labels"], dtype="int64").reshape(-1, 1)
+
+    train = [read(name) for name in CIFAR_FILES[:-1]]
+    return ((np.concatenate([x for x, _ in train]), np.concatenate([y for _, y in train])),
+            read(CIFAR_FILES[-1]))
 
 
 def cifar10_data(np):
     import os
 
-    import keras
+    local = os.environ.get("TFDET_CIFAR10_DIR")
+    if local:
+        (x_train, y_train), (x_test, y_test) = _read_cifar_batches(np, local)
+    else:
+        import keras
 
-    (x_train, y_train), (x_test, y_test) = keras.datasets.cifar10.load_data()
+        (x_train, y_train), (x_test, y_test) = keras.datasets.cifar10.load_data()
     train_size = int(os.environ.get("TFDET_CIFAR_TRAIN", CIFAR_TRAIN))
     test_size = int(os.environ.get("TFDET_CIFAR_TEST", CIFAR_TEST))
     rng = np.random.default_rng(DATA_SEED)
