@@ -1,0 +1,394 @@
+"""The matrix page (`tfdet report --matrix`), on the real per-version results
+committed under reports/measured/ (TF 1.15, 2.4, 2.6, 2.10 and 2.21 on this
+project's CPU). What each cell should say is read from those files with
+tfdet.results; the flags are compared with the multi-file report's grid and
+cross-check on the same files, so the two pages cannot drift apart."""
+
+import dataclasses
+import glob
+import json
+import os
+import random
+import re
+from html.parser import HTMLParser
+
+import pytest
+from report_paths import REPORTS
+
+import tfdet.results
+from cli_runner import run_cli as run
+from tfdet.catalog import Catalogue, default_catalogue
+from tfdet.cli.exitcodes import INVALID_INPUT, OK, USAGE
+from tfdet.report import build_report, matrix_from_files
+from tfdet.report.matrix_page import build_matrix, parse_manifest, render_matrix
+from tfdet.results import ResultsError
+from tfdet.results.vocabulary import MEASURED
+
+MEASURED_FILES = sorted(glob.glob(os.path.join(REPORTS, "measured", "bincount-segment-scatter-cpu-tf*.jsonl")))
+ORDER = ["1.15", "2.4", "2.6", "2.10", "2.21"]  # the files' TF versions, oldest first
+
+
+class Matrix(HTMLParser):
+    """The matrix tables of a page: {mode: {"versions": [...], "cells": {(case, pass, version): cell}}},
+    each cell {state, label, title, class}; and every start tag, for the escaping checks."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.tables, self.tags, self.text = {}, [], []
+        self._table = self._row = self._cell = self._head = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        classes = (attrs.get("class") or "").split()
+        if tag == "table" and "matrix" in classes:
+            self._table = self.tables.setdefault(attrs["data-mode"], {"versions": [], "cells": {}})
+        elif self._table is not None and tag == "th" and "ver" in classes:
+            self._head = []
+        elif self._table is not None and tag == "tr" and "data-case" in attrs:
+            self._row = (attrs["data-case"], attrs["data-pass"] or None)
+        elif self._row is not None and tag == "td" and "data-state" in attrs:
+            self._cell = {"state": attrs["data-state"], "title": attrs.get("title", ""), "class": classes, "text": []}
+            self._table["cells"][self._row + (attrs["data-version"],)] = self._cell
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+        elif tag == "th" and self._head is not None:
+            self._table["versions"].append(self._head[0].strip())
+            self._head = None
+        elif tag == "td" and self._cell is not None:
+            self._cell["label"] = "".join(self._cell.pop("text")).split()[0]
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._head is not None:
+            self._head.append(data)
+        if self._cell is not None:
+            self._cell["text"].append(data)
+
+
+def minor(version):
+    return ".".join(str(version).split(".")[:2])
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return default_catalogue()
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    return [tfdet.results.load(path) for path in MEASURED_FILES]
+
+
+@pytest.fixture(scope="module")
+def page_html(shipped):
+    shuffled = list(MEASURED_FILES)
+    random.Random(7).shuffle(shuffled)  # the order given does not matter: versions sort as versions
+    return matrix_from_files(shuffled, catalogue=shipped, generated="2026-01-01 00:00 UTC")
+
+
+def test_the_committed_files_are_the_versions_this_test_expects(loaded):
+    assert len(MEASURED_FILES) == len(ORDER)
+    assert sorted(minor(r.header.tf_version) for r in loaded) == sorted(ORDER)
+
+
+def test_versions_sort_as_versions_not_as_text(page_html):
+    page, html = page_html
+    assert [c.version for c in page.columns] == ORDER  # 2.4 < 2.6 < 2.10 < 2.21; as text 2.10 < 2.21 < 2.4
+    tables = Matrix(html).tables
+    assert set(tables) == {"baseline", "env", "api"}
+    for table in tables.values():
+        assert table["versions"] == ORDER
+
+
+def expected_cells(results):
+    """{(mode, case, pass, minor version): (state, label)} of what the files measured or skipped, read with
+    tfdet.results; a mode a version does not have is 'unsupported' in every row."""
+    expected = {}
+    rows = set()
+    modes = set()
+    for result in results:
+        modes.update(result.header.modes)
+        for record in result.cases:
+            if not record.skipped:
+                rows.add((record.case, record.pass_name))
+    for result in results:
+        version = minor(result.header.tf_version)
+        skipped = {r.case for r in result.cases if r.skipped}
+        by_key = {(r.case, r.pass_name, r.mode): r for r in result.cases if not r.skipped}
+        for mode in modes:
+            for case, pass_name in rows:
+                record = by_key.get((case, pass_name, mode))
+                if case in skipped:
+                    want = ("unsupported", "n/a")
+                elif mode not in result.header.modes:
+                    assert mode in result.header.unavailable_modes  # api before TF 2.8
+                    want = ("unsupported", "n/a")
+                elif record.outcome in ("deterministic", "varies"):
+                    want = (record.outcome, str(record.distinct))
+                else:
+                    want = (record.outcome, record.outcome)
+                expected[(mode, case, pass_name, version)] = want
+    return expected
+
+
+def test_every_cell_says_what_its_file_measured(page_html, loaded):
+    _, html = page_html
+    tables = Matrix(html).tables
+    expected = expected_cells(loaded)
+    shown = {(mode, case, pass_name, version): (cell["state"], cell["label"])
+             for mode, table in tables.items() for (case, pass_name, version), cell in table["cells"].items()}
+    assert shown == expected
+    # the facts this page exists to show are among them (and they are in the files, or the test above fails)
+    assert any(state == "varies" for state, _ in expected.values())
+    assert any(state == "unsupported" for state, _ in expected.values())
+
+
+def test_cell_titles_carry_the_figures(page_html, loaded):
+    _, html = page_html
+    cells = Matrix(html).tables
+    for result in loaded:
+        version = minor(result.header.tf_version)
+        for record in result.cases:
+            if record.skipped or record.outcome not in MEASURED:
+                continue
+            title = cells[record.mode]["cells"][(record.case, record.pass_name, version)]["title"]
+            assert "TF %s" % result.header.tf_version in title and record.mode in title
+            assert "distinct results / runs: %s / %s" % (record.distinct, record.runs) in title
+
+
+def _flags(report):
+    """{(minor version, mode, case, pass): (disagreement, unconfirmed)} of the multi-file report's grid."""
+    flags = {}
+    for row in report.rows:
+        for cell in row.cells:
+            flags[(minor(cell.column.run.tf_version), cell.column.mode, row.case, row.pass_name)] = (
+                cell.disagreement, cell.unconfirmed)
+    return flags
+
+
+def _matrix_flags(page):
+    flags = {}
+    for table in page.tables:
+        for row in table.rows:
+            for column, cell in zip(page.columns, row.cells):
+                if cell.state in MEASURED:
+                    flags[(column.version, table.mode, row.case, row.pass_name)] = (cell.disagreement,
+                                                                                  cell.unconfirmed)
+    return flags
+
+
+def _claiming_deterministic(catalogue, entry_id):
+    """The catalogue with one entry claiming `deterministic` on CPU in every version."""
+    entries = []
+    for entry in catalogue.entries:
+        if entry.id == entry_id:
+            cpu = tuple(dataclasses.replace(r, status="deterministic", switches=()) for r in entry.devices["cpu"])
+            entry = dataclasses.replace(entry, devices=dict(entry.devices, cpu=cpu))
+        entries.append(entry)
+    return Catalogue(entries, catalogue.switches)
+
+
+def test_disagreement_flags_are_the_cross_checks(loaded, shipped):
+    """A claim the files contradict is flagged in exactly the cells that contradict it, and every flag
+    (disagreement, and the striped 'not seen to vary') is the one the multi-file report's grid gives."""
+    catalogue = _claiming_deterministic(shipped, "bincount")
+    page = build_matrix(loaded, catalogue=catalogue)
+    report = build_report(loaded, catalogue=catalogue)
+    flags = _matrix_flags(page)
+    assert flags == {k: v for k, v in _flags(report).items() if k in flags}
+    varied = {(minor(r.header.tf_version), c.mode) for r in loaded for c in r.cases
+              if c.case == "bincount" and c.outcome == "varies"}
+    assert varied  # TF 2.21 on this CPU: weighted bincount varies with the switches on
+    flagged = {(version, mode) for (version, mode, case, _), (bad, _) in flags.items() if bad}
+    assert flagged == varied
+    assert len(page.disagreements) == len(report.disagreements) == len({v for v, _ in varied})
+    html = render_matrix(page)
+    cells = Matrix(html).tables
+    for version, mode in varied:
+        cell = cells[mode]["cells"][("bincount", "forward", version)]
+        assert "disagrees" in cell["class"] and "DISAGREES WITH THE CATALOGUE" in cell["title"]
+    assert "disagree with the catalogue" in html or "disagrees with the catalogue" in html
+
+    # with the shipped catalogue the flags are still the report's (whatever they are)
+    page = build_matrix(loaded, catalogue=shipped)
+    flags = _matrix_flags(page)
+    assert flags == {k: v for k, v in _flags(build_report(loaded, catalogue=shipped)).items() if k in flags}
+
+
+def test_the_verdict_names_what_varies_where(page_html, loaded):
+    page, html = page_html
+    points = dict(page.verdict.points)
+    varied_base = {}
+    still = {}
+    for result in loaded:
+        version = minor(result.header.tf_version)
+        for record in result.cases:
+            if record.outcome != "varies":
+                continue
+            label = "%s (%s)" % (record.case, record.pass_name)
+            (varied_base if record.mode == "baseline" else still).setdefault(label, set()).add(version)
+    assert varied_base and still
+    assert sorted(item.split(":")[0] for item in points["Vary without switches (baseline)"]) == sorted(varied_base)
+    assert sorted(item.split(":")[0] for item in points["Still vary with the switches on"]) == sorted(still)
+    for label, versions in varied_base.items():
+        item = next(i for i in points["Vary without switches (baseline)"] if i.startswith(label))
+        assert all(v in item for v in versions)
+    assert "%d TF versions measured on CPU (%s)" % (len(ORDER), ", ".join(ORDER)) in page.verdict.lead[0]
+    changed = points["Behaviour changed between versions"]
+    assert changed and all(" in " in item for item in changed)
+    assert page.verdict.lead[0] in html
+
+
+def test_version_lists_become_ranges_over_the_measured_versions():
+    from tfdet.report.matrix_verdict import segments, version_list
+
+    assert version_list(["2.4", "2.6", "2.10"], ORDER) == "2.4\u20132.10"
+    assert version_list(["1.15", "2.6", "2.10", "2.21"], ORDER) == "1.15, 2.6\u20132.21"
+    assert version_list(["2.4", "2.6"], ORDER) == "2.4, 2.6"
+    assert segments([("1.15", "a"), ("2.4", "a"), ("2.6", "b"), ("2.10", "a")]) == [
+        ("a", ["1.15", "2.4"]), ("b", ["2.6"]), ("a", ["2.10"])]
+
+
+def test_a_version_without_a_file_is_a_column_of_not_measured(loaded, shipped, tmp_path):
+    manifest = {"versions": {"2.5": {"status": "failed", "reason": "no wheel for <b>Python 3.7</b>"},
+                             "2.8.0": {"status": "installed"}, "2.21": {"status": "installed"}}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    page, html = matrix_from_files(MEASURED_FILES, catalogue=shipped, manifest=str(path))
+    assert [c.version for c in page.columns] == ["1.15", "2.4", "2.5", "2.6", "2.8", "2.10", "2.21"]
+    tables = Matrix(html).tables
+    for table in tables.values():
+        assert table["versions"] == ["1.15", "2.4", "2.5", "2.6", "2.8", "2.10", "2.21"]
+        for missing in ("2.5", "2.8"):
+            column = [cell for (case, _, version), cell in table["cells"].items() if version == missing]
+            assert column and all(c["state"] == "not-measured" and c["label"] == "\u2014" for c in column)
+    failed = page.columns[2]
+    assert failed.status == "failed" and "no wheel" in failed.title
+    assert "failed to install or import: failed: no wheel for &lt;b&gt;Python 3.7&lt;/b&gt;" in html
+    assert "2.5 (failed: failed: no wheel" in page.verdict.lead[0]
+
+
+@pytest.mark.parametrize("data, words", [
+    ([], "expected a JSON object"),
+    ({"versions": 3}, "must be an object or a list"),
+    ({"versions": {"2.x": "failed"}}, "not a TensorFlow version"),
+    ({"versions": {"2.3": {"reason": "?"}}}, "status"),
+    ({"versions": [{"status": "failed"}]}, "needs a \"version\""),
+])
+def test_a_bad_manifest_is_one_clear_error(data, words):
+    with pytest.raises(ResultsError, match=re.escape(words)):
+        parse_manifest(data, "m.json")
+
+
+def test_manifest_forms():
+    assert parse_manifest({"versions": [{"version": "2.0", "status": "failed", "error": "pip: no wheel"}]}) == {
+        "2.0": ("failed", "pip: no wheel")}
+    assert parse_manifest({"2.1.4": "installed"}) == {"2.1": ("installed", "")}
+
+
+def test_hostile_text_renders_as_text(loaded, tmp_path, shipped):
+    """Markup in a file name, a skip reason, a manifest reason and the title is escaped."""
+    hostile = "<script>alert(1)</script>"
+    source = next(p for p in MEASURED_FILES if "tf1.15" in p)
+    lines = open(source, encoding="utf-8").read().splitlines()
+    lines = [line.replace("no such op on cpu", "no such op " + hostile) for line in lines]
+    name = tmp_path / "<img src=x onerror=alert(2)>.jsonl"
+    name.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"2.0": {"status": "failed", "reason": "<iframe src=javascript:alert(3)>"}}))
+    others = [p for p in MEASURED_FILES if p != source]
+    _, html = matrix_from_files([str(name)] + others, catalogue=shipped, manifest=str(manifest),
+                                title="<b>matrix</b>")
+    for raw in (hostile, "<img src=x onerror=alert(2)>", "<iframe src=javascript:alert(3)>", "<b>matrix</b>"):
+        assert raw not in html
+    page = Matrix(html)
+    assert not {t for t, _ in page.tags} & {"script", "img", "iframe", "b"}
+    text = "".join(page.text)
+    assert "<b>matrix</b>" in text and "<img src=x onerror=alert(2)>.jsonl" in text
+    assert "<iframe src=javascript:alert(3)>" in text
+    assert any(hostile in cell["title"] for cell in page.tables["baseline"]["cells"].values())
+
+
+def test_no_scripts_and_nothing_from_the_network(page_html):
+    _, html = page_html
+    for tag, attrs in Matrix(html).tags:
+        for key in ("src", "href", "srcset", "data", "poster", "action", "xlink:href"):
+            value = (attrs.get(key) or "").strip().lower()
+            if tag == "a" and key == "href":
+                continue  # links to the catalogue's sources are followed only when clicked
+            assert not value.startswith(("http:", "https:", "//", "ftp:")), (tag, key, value)
+    assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", html)
+    assert "<script" not in html and "<link" not in html
+
+
+def test_the_cost_table_has_each_modes_ratio(page_html, loaded):
+    page, _ = page_html
+    by_key = {(r.case, r.pass_name, r.mode): r for r in page.cost_rows}
+    for result in loaded:
+        index = [c.version for c in page.columns].index(minor(result.header.tf_version))
+        for record in result.cases:
+            if record.skipped or record.ratio is None:
+                continue
+            cell = by_key[(record.case, record.pass_name, record.mode)].cells[index]
+            assert "%.2f" % record.ratio in cell.title and "%.2f" % record.ratio_low in cell.title
+            assert cell.label == "~1" if record.ratio_low <= 1 <= record.ratio_high else cell.label.endswith(
+                "%.2f" % record.ratio)
+
+
+def test_the_environment_table_has_one_row_per_version(page_html, loaded):
+    page, html = page_html
+    rows = re.findall(r'<tr data-version="([^"]+)">', html.split('id="environments"')[1])
+    assert rows == ORDER
+    for result in loaded:
+        env = result.header.first_environment
+        assert env.python in html and env.numpy in html and env.tf_version in html
+
+
+def test_the_cli_writes_the_matrix_page(tmp_path):
+    output = tmp_path / "matrix.html"
+    code, out, err = run("report", "--matrix", *MEASURED_FILES, "-o", str(output))
+    assert code == OK, err
+    assert out.startswith("wrote %s: 5 TF versions (%s)" % (output, ", ".join(ORDER)))
+    assert 'class="data matrix"' in output.read_text(encoding="utf-8")
+
+
+def test_the_grid_says_when_the_matrix_would_read_better(tmp_path):
+    code, out, _ = run("report", *MEASURED_FILES, "-o", str(tmp_path / "grid.html"))
+    assert code == OK and "--matrix gives one table per mode" in out
+    code, out, _ = run("report", *MEASURED_FILES[:3], "-o", str(tmp_path / "grid3.html"))
+    assert code == OK and "--matrix" not in out
+
+
+def _as_gpu(path, tmp_path):
+    lines = open(path, encoding="utf-8").read().splitlines()
+    header = json.loads(lines[0])
+    for env in header["environment"].values():
+        env["device"] = "gpu"
+    copy = tmp_path / "gpu.jsonl"
+    copy.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n", encoding="utf-8")
+    return str(copy)
+
+
+def test_bad_matrix_input_is_one_line_and_its_exit_code(tmp_path):
+    output = str(tmp_path / "m.html")
+    cases = [
+        (("--manifest", "m.json") + tuple(MEASURED_FILES), USAGE, "--manifest needs --matrix"),
+        (("--matrix", MEASURED_FILES[0], MEASURED_FILES[0]), INVALID_INPUT, "the matrix takes one results file per TF"),
+        (("--matrix", MEASURED_FILES[1], _as_gpu(MEASURED_FILES[0], tmp_path)), INVALID_INPUT,
+         "compares TF versions on one device"),
+        (("--matrix", "--manifest", str(tmp_path / "none.json"), MEASURED_FILES[0]), INVALID_INPUT,
+         "none.json: cannot read"),
+        (("--matrix", os.path.join(REPORTS, "diverge", "embedding.jsonl")), INVALID_INPUT, "probe results files only"),
+    ]
+    for args, code_wanted, words in cases:
+        code, out, err = run("report", *args, "-o", output)
+        assert code == code_wanted, (args, err)
+        assert err.startswith("tfdet: error: ") and words in err and err.count("\n") == 1, err
+        assert not os.path.exists(output)
