@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 
 import pytest
 from report_paths import REPORTS
+from test_report_browser import chromium, console_lines, external  # noqa: F401 (chromium: the fixture)
 
 import tfdet.results
 from cli_runner import run_cli as run
@@ -329,17 +330,28 @@ def test_no_scripts_and_nothing_from_the_network(page_html):
 
 
 def test_the_cost_table_has_each_modes_ratio(page_html, loaded):
-    page, _ = page_html
+    """A row per (op, mode) with a measurable cost somewhere (its interval excludes 1), with each version's
+    ratio and interval; the pairs with none anywhere are counted, not shown."""
+    page, html = page_html
     by_key = {(r.case, r.pass_name, r.mode): r for r in page.cost_rows}
+    timed = {}
     for result in loaded:
-        index = [c.version for c in page.columns].index(minor(result.header.tf_version))
         for record in result.cases:
-            if record.skipped or record.ratio is None:
-                continue
-            cell = by_key[(record.case, record.pass_name, record.mode)].cells[index]
+            if not record.skipped and record.ratio is not None:
+                timed.setdefault((record.case, record.pass_name, record.mode), []).append((result, record))
+    dear = {key for key, pairs in timed.items() if any(not r.ratio_low <= 1 <= r.ratio_high for _, r in pairs)}
+    assert dear and set(by_key) == dear  # env in TF 1.15 and api in TF 2.10 here
+    assert page.cost_left_out == len(timed) - len(dear) > 0
+    assert "%d op and mode pairs had no measurable cost" % page.cost_left_out in html
+    versions = [c.version for c in page.columns]
+    for key in dear:
+        for result, record in timed[key]:
+            cell = by_key[key].cells[versions.index(minor(result.header.tf_version))]
             assert "%.2f" % record.ratio in cell.title and "%.2f" % record.ratio_low in cell.title
-            assert cell.label == "~1" if record.ratio_low <= 1 <= record.ratio_high else cell.label.endswith(
-                "%.2f" % record.ratio)
+            if record.ratio_low <= 1 <= record.ratio_high:
+                assert cell.label == "~1"
+            else:
+                assert cell.label == "\u00d7%.2f" % record.ratio
 
 
 def test_the_environment_table_has_one_row_per_version(page_html, loaded):
@@ -392,3 +404,15 @@ def test_bad_matrix_input_is_one_line_and_its_exit_code(tmp_path):
         assert code == code_wanted, (args, err)
         assert err.startswith("tfdet: error: ") and words in err and err.count("\n") == 1, err
         assert not os.path.exists(output)
+
+
+@pytest.mark.browser
+def test_the_page_loads_offline_in_a_browser(chromium, page_html, tmp_path):  # noqa: F811 (the fixture)
+    """Headless Chromium (the report's browser helper): no console errors, no request leaves the page,
+    and the rendered DOM has a table per mode with the versions in order."""
+    path = tmp_path / "matrix.html"
+    path.write_text(page_html[1], encoding="utf-8")
+    dom, lines, urls = chromium(str(path), "--dump-dom")
+    assert console_lines(lines) == [] and external(urls) == []
+    tables = Matrix(dom).tables
+    assert sorted(tables) == ["api", "baseline", "env"] and all(t["versions"] == ORDER for t in tables.values())

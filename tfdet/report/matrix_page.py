@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 from packaging.version import Version
 
 from ..catalog.versions import tf_minor
-from ..results import ResultsError
+from ..results import ResultsError, stats
 from ..results.vocabulary import DETERMINISTIC, FAILED, MODES, RAISED, SKIPPED, VARIES
 from . import claims, findings, grid, matrix_verdict, svg
 from . import runs as run_views
@@ -131,6 +131,7 @@ class MatrixPage:
     columns: List[VersionColumn]
     tables: List[ModeTable]
     cost_rows: List[CostRow]
+    cost_left_out: int  # (op, mode) pairs timed, with no measurable cost in any version
     environment_keys: Tuple[str, ...]
     verdict: matrix_verdict.Verdict
     disagreements: list  # FindingView (view.py), the report's
@@ -216,22 +217,39 @@ def version_columns(runs, manifest=None):
     return sorted(columns, key=lambda c: c.key)
 
 
-def _from_grid(grid_cell, record):
+# The figures (grid.figures) a cell's title keeps, by outcome: enough to read on hover, at matrix size.
+TITLE_FIGURES = {
+    DETERMINISTIC: ("distinct results / runs", "median latency", "cost vs baseline (95% interval)"),
+    VARIES: ("distinct results / runs", "distinct within a process, across processes", "max ULP difference",
+             "elements that differ", "median latency", "cost vs baseline (95% interval)"),
+    RAISED: ("error", "raised in processes"),
+    FAILED: ("what happened",),
+}
+MAX_FIGURE = 240  # characters of one figure (an error message) in a title
+
+
+def title(run, mode, record, grid_cell):
+    """A measured cell's hover text: the version, the mode, the outcome, its main figures, and the
+    remarks the cross-check added to the grid's cell (a disagreement, a claim of variance not seen)."""
+    wanted = TITLE_FIGURES.get(record.outcome, ())
+    figures = ["%s: %s" % (name, value if len(value) <= MAX_FIGURE else value[:MAX_FIGURE] + "\u2026")
+               for name, value in grid.figures(record, mode) if name in wanted]
+    remarks = grid_cell.title.split(" | ")[1:]
+    return "; ".join(["TF %s, %s: %s" % (run.tf_version, mode, record.outcome)] + figures) + "".join(
+        " | " + remark for remark in remarks)
+
+
+def _from_grid(run, mode, grid_cell, record):
     """A measured or skipped grid cell, as the matrix shows it."""
     outcome = grid_cell.outcome
-    if outcome in (DETERMINISTIC, VARIES):
-        label = text(record.distinct, "?") if record is not None else grid_cell.label
-        state = outcome
-    elif outcome == RAISED:
-        label, state = "raised", RAISED
-    elif outcome == FAILED:
-        label, state = "failed", FAILED
-    elif outcome == SKIPPED:
-        label, state = "n/a", UNSUPPORTED
-    else:  # interrupted before it (missing), or not in this run (absent)
-        label, state = DASH, NOT_MEASURED
-    return MatrixCell(state, label, grid_cell.title, grid_cell.disagreement, grid_cell.unconfirmed,
-                      record.runs if record is not None else None)
+    if outcome in (DETERMINISTIC, VARIES, RAISED, FAILED) and record is not None:
+        label = text(record.distinct, "?") if outcome in (DETERMINISTIC, VARIES) else outcome
+        return MatrixCell(outcome, label, title(run, mode, record, grid_cell), grid_cell.disagreement,
+                          grid_cell.unconfirmed, record.runs)
+    if outcome == SKIPPED:
+        return MatrixCell(UNSUPPORTED, "n/a", grid_cell.title)
+    # interrupted before it (missing), or not in this run (absent)
+    return MatrixCell(NOT_MEASURED, DASH, grid_cell.title)
 
 
 def cell(column, case, pass_name, mode, grid_cells):
@@ -241,7 +259,7 @@ def cell(column, case, pass_name, mode, grid_cells):
         return MatrixCell(NOT_MEASURED, DASH, column.title)
     grid_cell = grid_cells.get((run.key, case, pass_name, mode))
     if grid_cell is not None:
-        return _from_grid(grid_cell, run.records.get((case, pass_name, mode)))
+        return _from_grid(run, mode, grid_cell, run.records.get((case, pass_name, mode)))
     if case in run.skipped:
         return MatrixCell(UNSUPPORTED, "n/a", "TF %s: skipped: %s" % (run.tf_version, run.skipped[case]))
     problem = next((p for p in run.mode_problems if p.mode == mode), None)
@@ -263,23 +281,27 @@ def _cost_cell(run, record):
     else:
         css = "dearer" if record.ratio > 1 else "cheaper"
     interval = ratio_text(record.ratio, record.ratio_low, record.ratio_high)
-    title = "TF %s, %s: latency %s of baseline (median, 95%% interval); median %s" % (
-        run.tf_version, record.mode, interval, seconds(record.median_s))
-    return CostCell(label, title, css)
+    return CostCell(label, "TF %s, %s: %s the baseline's latency (95%% interval); median %s" % (
+        run.tf_version, record.mode, interval, seconds(record.median_s)), css)
 
 
 def cost_rows(keys, modes, columns):
-    """One row per (case, pass, determinism mode) with a cost ratio in at least one version."""
-    made = []
+    """(rows, how many left out): one row per (case, pass, determinism mode) with a measurable cost (a 95%
+    interval that excludes 1) in at least one version; the pairs with none anywhere are only counted."""
+    made, left_out = [], 0
     for case, pass_name in keys:
         for mode in modes:
             if mode == "baseline":
                 continue
             records = [c.run.records.get((case, pass_name, mode)) if c.run is not None else None for c in columns]
-            if not any(r is not None and r.ratio is not None for r in records):
+            timed = [r for r in records if r is not None and r.ratio is not None]
+            if not timed:
+                continue
+            if all(stats.no_measurable_cost(r.ratio_low, r.ratio_high) for r in timed):
+                left_out += 1
                 continue
             made.append(CostRow(case, pass_name, mode, [_cost_cell(c.run, r) for c, r in zip(columns, records)]))
-    return made
+    return made, left_out
 
 
 def _unsupported_everywhere(keys, runs):
@@ -365,11 +387,12 @@ def build_matrix(results, catalogue=None, manifest=None, title=None, tfdet_versi
             ("Varied, raised, failed or disagreed with the catalogue in some version and mode", first),
             ("Reproducible wherever measured", rest)) if group]
 
+    costs, left_out = cost_rows(shown, modes, columns)
     first_version = columns[0].version if columns else ""
     last_version = columns[-1].version if columns else ""
     return MatrixPage(
         title=title or "tfdet matrix: TF %s to %s on %s" % (first_version, last_version, device.upper()),
-        device=device, columns=columns, tables=tables, cost_rows=cost_rows(shown, modes, columns),
+        device=device, columns=columns, tables=tables, cost_rows=costs, cost_left_out=left_out,
         environment_keys=ENVIRONMENT_KEYS, verdict=verdict, disagreements=found["disagreement"],
         not_reproduced=found["not_reproduced"], newly_measured=found["newly_measured"], claims_checked=checked,
         unsupported_everywhere=gone, legend=LEGEND, tfdet_version=tfdet_version, catalogue_used=catalogue is not None)
