@@ -258,22 +258,30 @@ def test_version_lists_become_ranges_over_the_measured_versions():
 
 
 def test_a_version_without_a_file_is_a_column_of_not_measured(loaded, shipped, tmp_path):
-    manifest = {"versions": {"2.5": {"status": "failed", "reason": "no wheel for <b>Python 3.7</b>"},
-                             "2.8.0": {"status": "installed"}, "2.21": {"status": "installed"}}}
-    path = tmp_path / "manifest.json"
+    """Versions the manifest (as `tfdet matrix` writes matrix.json) names without a results file are columns
+    of their own, in version order, every cell not measured, the header and environment row saying why."""
+    manifest = {"schema": "tfdet-matrix-1", "versions": {
+        "2.5": {"status": "failed", "environment": {"status": "failed", "failed_step": "pip install",
+                                                    "error": "Collecting tensorflow\nERROR: no wheel for <b>3.7</b>"}},
+        "2.7": {"status": "probe-failed", "probe": {"status": "failed", "exit_code": 4, "error": "no TensorFlow"}},
+        "2.8.0": {"status": "installed"}, "2.21": {"status": "probed"}}}
+    path = tmp_path / "matrix.json"
     path.write_text(json.dumps(manifest), encoding="utf-8")
     page, html = matrix_from_files(MEASURED_FILES, catalogue=shipped, manifest=str(path))
-    assert [c.version for c in page.columns] == ["1.15", "2.4", "2.5", "2.6", "2.8", "2.10", "2.21"]
+    versions = ["1.15", "2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.21"]
+    assert [c.version for c in page.columns] == versions
     tables = Matrix(html).tables
     for table in tables.values():
-        assert table["versions"] == ["1.15", "2.4", "2.5", "2.6", "2.8", "2.10", "2.21"]
-        for missing in ("2.5", "2.8"):
+        assert table["versions"] == versions
+        for missing in ("2.5", "2.7", "2.8"):
             column = [cell for (case, _, version), cell in table["cells"].items() if version == missing]
             assert column and all(c["state"] == "not-measured" and c["label"] == "\u2014" for c in column)
-    failed = page.columns[2]
-    assert failed.status == "failed" and "no wheel" in failed.title
-    assert "failed to install or import: failed: no wheel for &lt;b&gt;Python 3.7&lt;/b&gt;" in html
-    assert "2.5 (failed: failed: no wheel" in page.verdict.lead[0]
+    by_version = {c.version: c for c in page.columns}
+    assert by_version["2.5"].short_status == "not installed"
+    assert by_version["2.7"].short_status == "probe failed" and by_version["2.8"].short_status == "no file"
+    assert "failed to install or import: at pip install: ERROR: no wheel for &lt;b&gt;3.7&lt;/b&gt;" in html
+    assert "installed; the probe failed: probe exit 4: no TensorFlow" in html
+    assert "No results for 2.5 (failed to install or import: at pip install: ERROR: no wheel" in page.verdict.lead[0]
 
 
 @pytest.mark.parametrize("data, words", [

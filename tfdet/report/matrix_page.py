@@ -39,15 +39,22 @@ STATE_TEXT = {
 }
 LEGEND = [(s, STATE_TEXT[s]) for s in STATES]
 
-# Manifest statuses that mean the version installed (anything else is a failure to install or import).
+# Manifest statuses (`tfdet matrix` writes installed, probed, probe-failed, failed): the version installed;
+# it installed and its probe failed; anything else is a failure to install or import.
 INSTALLED = ("installed", "ok", "probed", "measured", "done")
+PROBE_FAILED = ("probe-failed", "probe failed")
+# A version column's status.
+MEASURED_COLUMN, NOT_INSTALLED, NO_FILE = "measured", "failed", "not measured"
+COLUMN_WORDS = {NOT_INSTALLED: "not installed", PROBE_FAILED[0]: "probe failed", NO_FILE: "no file"}
+ROW_WORDS = {NOT_INSTALLED: "failed to install or import", PROBE_FAILED[0]: "installed; the probe failed",
+             NO_FILE: "no results file"}
 
 
 @dataclass
 class VersionColumn:
     version: str  # major.minor: the matrix has one column per minor release
     run: Optional[object] = None  # the report's Run of this version's file; None when there is none
-    status: str = "measured"  # measured | failed (to install or import, says the manifest) | not measured
+    status: str = MEASURED_COLUMN  # or NOT_INSTALLED, PROBE_FAILED[0], NO_FILE (from the manifest)
     note: str = ""  # why there is no file (the manifest's words)
 
     @property
@@ -59,10 +66,18 @@ class VersionColumn:
         return self.run.tf_version if self.run is not None else ""
 
     @property
+    def short_status(self):
+        return COLUMN_WORDS.get(self.status, self.status)
+
+    @property
+    def long_status(self):
+        return ROW_WORDS.get(self.status, self.status)
+
+    @property
     def title(self):
         if self.run is not None:
             return "TF %s (%s)" % (self.run.tf_version, self.run.name)
-        return "TF %s: %s%s" % (self.version, self.status, ": " + self.note if self.note else "")
+        return "TF %s: %s%s" % (self.version, self.long_status, ": " + self.note if self.note else "")
 
 
 @dataclass
@@ -149,13 +164,35 @@ class MatrixPage:
         return [c.run for c in self.columns if c.run is not None]
 
 
+def _last_line(value, limit=200):
+    lines = [line for line in str(value or "").splitlines() if line.strip()]
+    line = lines[-1].strip() if lines else ""
+    return line if len(line) <= limit else line[:limit] + "\u2026"
+
+
+def _why(entry):
+    """The reason an entry gives: its own "reason" or "error", else what `tfdet matrix` records (the failed
+    step and error of the environment, or the probe's exit code and error)."""
+    reason = entry.get("reason") or entry.get("error")
+    if reason:
+        return _last_line(reason)
+    environment, probe = entry.get("environment"), entry.get("probe")
+    if isinstance(environment, dict) and environment.get("status") == "failed":
+        return "at %s: %s" % (environment.get("failed_step") or "?", _last_line(environment.get("error")))
+    if isinstance(probe, dict) and probe.get("status") not in (None, "probed"):
+        return "probe exit %s: %s" % (probe.get("exit_code"), _last_line(probe.get("error")))
+    return ""
+
+
 def parse_manifest(data, name="manifest"):
     """{major.minor: (status, reason)} from a matrix manifest's JSON.
 
-    Accepted: {"versions": {...}} or the mapping itself, where each version maps
-    to {"status": ..., "reason": ...} (or "error"), or to a status string; or a
-    "versions" list of such objects with a "version" key. Raises ResultsError,
-    naming the file, for anything else.
+    `tfdet matrix` writes matrix.json: {"schema": ..., "versions": {"2.0":
+    {"status": "failed" | "probe-failed" | "installed" | "probed",
+    "environment": {"failed_step", "error"}, "probe": {"exit_code", "error"}}}}.
+    Also accepted: the versions mapping itself, a version mapped to a status
+    string, and a "versions" list of objects with a "version" key. Raises
+    ResultsError, naming the file, for anything else.
     """
     def bad(why):
         return ResultsError("%s: not a matrix manifest: %s" % (name, why))
@@ -182,11 +219,10 @@ def parse_manifest(data, name="manifest"):
         if isinstance(entry, str):
             status, reason = entry, ""
         elif isinstance(entry, dict) and isinstance(entry.get("status"), str):
-            status = entry["status"]
-            reason = entry.get("reason") or entry.get("error") or ""
+            status, reason = entry["status"], _why(entry)
         else:
             raise bad("TF %s: expected a status string or an object with a \"status\"" % version)
-        parsed[minor] = (status, str(reason))
+        parsed[minor] = (status, reason)
     return parsed
 
 
@@ -211,9 +247,12 @@ def version_columns(runs, manifest=None):
         if minor in by_version:
             continue
         if status.lower() in INSTALLED:
-            columns.append(VersionColumn(minor, None, "not measured", reason or "installed; no results file given"))
+            columns.append(VersionColumn(minor, None, NO_FILE, reason or "installed; no results file given"))
+        elif status.lower() in PROBE_FAILED:
+            columns.append(VersionColumn(minor, None, PROBE_FAILED[0], reason))
         else:
-            columns.append(VersionColumn(minor, None, "failed", "%s%s" % (status, ": " + reason if reason else "")))
+            note = reason if status.lower() == NOT_INSTALLED else "%s%s" % (status, ": " + reason if reason else "")
+            columns.append(VersionColumn(minor, None, NOT_INSTALLED, note))
     return sorted(columns, key=lambda c: c.key)
 
 

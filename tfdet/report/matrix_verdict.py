@@ -85,7 +85,7 @@ def verdict(device, columns, tables, found):
     missing = [c for c in columns if c.run is None]
     if missing:
         sentence += " No results for %s." % "; ".join("%s (%s%s)" % (
-            c.version, c.status, ": " + c.note if c.note else "") for c in missing)
+            c.version, c.long_status, ": " + c.note if c.note else "") for c in missing)
     lead.append(sentence)
 
     points = []
