@@ -247,6 +247,37 @@ def test_the_verdict_names_what_varies_where(page_html, loaded):
     assert page.verdict.lead[0] in html
 
 
+FULL_PROBES = [os.path.join(REPORTS, name) for name in (
+    "probe-tf1.15-cpu-2core.jsonl", "probe-tf2.6-cpu-2core.jsonl", "probe-tf2.21-cpu-2core-default.jsonl")]
+
+
+def test_the_verdict_lists_follow_the_files(shipped):
+    """On the three full probes (every catalogue entry, TF 1.15, 2.6, 2.21): which rows the verdict puts
+    under fixed, still varying and raising, computed here from the records themselves."""
+    results = [tfdet.results.load(path) for path in FULL_PROBES]
+    page = build_matrix(results, catalogue=shipped)
+    fixed, still, raised = set(), set(), set()
+    for result in results:
+        by_row = {}
+        for record in result.cases:
+            if not record.skipped:
+                by_row.setdefault("%s (%s)" % (record.case, record.pass_name), {})[record.mode] = record.outcome
+        for label, outcomes in by_row.items():
+            switched = [outcomes[m] for m in ("env", "api") if outcomes.get(m) in MEASURED]
+            if outcomes.get("baseline") == "varies" and switched and set(switched) == {"deterministic"}:
+                fixed.add(label)
+            if "varies" in switched:
+                still.add(label)
+            if "raised" in switched and outcomes.get("baseline") != "raised":
+                raised.add(label)
+    points = dict(page.verdict.points)
+    for heading, wanted in (("Made reproducible by TF's switches, where they varied without", fixed),
+                            ("Still vary with the switches on", still),
+                            ("Raise with the switches on (and not without them)", raised)):
+        assert wanted, heading  # the files hold such rows, or this test shows nothing
+        assert {item.split(": ")[0] for item in points[heading]} == wanted, heading
+
+
 def test_version_lists_become_ranges_over_the_measured_versions():
     from tfdet.report.matrix_verdict import segments, version_list
 
