@@ -356,6 +356,31 @@ def test_hostile_text_renders_as_text(loaded, tmp_path, shipped):
     assert any(hostile in cell["title"] for cell in page.tables["baseline"]["cells"].values())
 
 
+def test_the_hostile_fixture_in_a_matrix(shipped):
+    """The report's hostile fixture (TF 2.21, CPU: markup in every free-text field, a failed patched mode) as
+    the 2.21 column next to the real older files: everything is text, and the failed mode is a column of
+    failed cells in its own table."""
+    from report_paths import HOSTILE
+    from test_report_render import HOSTILE_STRINGS
+
+    files = [p for p in MEASURED_FILES if "tf2.21" not in p] + [HOSTILE]
+    _, html = matrix_from_files(files, catalogue=shipped)
+    for raw in HOSTILE_STRINGS:
+        assert raw not in html, raw
+    page = Matrix(html)
+    assert not {t for t, _ in page.tags} & {"script", "iframe", "img", "b", "object", "embed", "form", "marquee"}
+    assert all(not k.startswith("on") for _, attrs in page.tags for k in attrs)
+    patched = page.tables["patched"]["cells"]
+    for path in files:
+        result = tfdet.results.load(path)
+        version = minor(result.header.tf_version)
+        skipped = {r.case for r in result.cases if r.skipped}
+        states = {case: c["state"] for (case, _, v), c in patched.items() if v == version}
+        assert states
+        for case, state in states.items():  # a case the version cannot run is n/a whatever the mode
+            assert state == ("unsupported" if case in skipped else "failed" if version == "2.21" else "not-measured")
+
+
 def test_no_scripts_and_nothing_from_the_network(page_html):
     _, html = page_html
     for tag, attrs in Matrix(html).tags:

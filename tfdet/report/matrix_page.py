@@ -399,14 +399,14 @@ def build_matrix(results, catalogue=None, manifest=None, title=None, tfdet_versi
     _, grid_cells = grid.rows(keys, grid.columns(ordered), catalogue)
     found, checked = findings.check(ordered, keys, catalogue, grid_cells)
 
-    modes = []
-    for run in ordered:
-        modes.extend(m for m in run.modes if m not in modes)
-        modes.extend(p.mode for p in run.mode_problems if p.failure and p.mode not in modes and p.mode in MODES)
-    modes.sort(key=mode_key)
+    # a table per mode that ran somewhere, or failed somewhere (its cells say so)
+    modes = {m for run in ordered for m in run.modes}
+    modes.update(p.mode for run in ordered for p in run.mode_problems if p.failure and p.mode in MODES)
+    modes = sorted(modes, key=mode_key)
 
     gone = _unsupported_everywhere(keys, ordered)
-    shown = [k for k in keys if (k[0], k[1]) not in {(case, None) for case, _ in gone}]
+    gone_keys = {(case, None) for case, _ in gone}
+    shown = [key for key in keys if key not in gone_keys]
     tables = []
     for mode in modes:
         rows = []
