@@ -37,17 +37,19 @@ switches fix, which still vary or raise with them, where behaviour changed
 between versions), one table per mode with the TF versions as columns
 (oldest first) and the number of distinct results in each cell, the same
 catalogue cross-check as the grid, the cost of each mode per op and version,
-and each version's environment. --manifest adds columns for versions that
-have no results file (a JSON object: {"versions": {"2.0": {"status":
-"failed", "reason": "..."}, ...}}). The flag is explicit: the kind of page
-follows from the command line, never from how many files there are.
+and each version's environment. --manifest FILE (the matrix.json `tfdet
+matrix` writes, or any {"versions": {"2.0": {"status": "failed", "reason":
+"..."}}}) adds a column for each version without a results file, saying
+why: it failed to install or import, or its probe failed. The flag is
+explicit: the kind of page follows from the command line, never from how
+many files there are.
 
 examples:
   tfdet report tfdet-probe.jsonl -o report.html
   tfdet locate train.py --json > where.json && tfdet report where.json -o where.html
   tfdet diverge --workload embedding --out emb.jsonl && tfdet report emb.jsonl -o emb.html
   tfdet report tf115.jsonl tf26.jsonl tf221.jsonl -o compare.html
-  tfdet report --matrix reports/matrix/probe-tf*-cpu.jsonl -o matrix.html
+  tfdet report --matrix reports/matrix/probe-tf*-cpu.jsonl --manifest reports/matrix/matrix.json -o matrix.html
   tfdet probe --report report.html             # probe, then render
 
 exit codes: 0 written; 1 --fail-on-disagreement found one; 2 usage;
