@@ -435,6 +435,26 @@ def test_the_cli_writes_the_matrix_page(tmp_path):
     assert 'class="data matrix"' in output.read_text(encoding="utf-8")
 
 
+def test_a_directory_is_its_results_files_and_its_manifest(tmp_path):
+    """What `tfdet matrix --out DIR` leaves: DIR/*.jsonl and DIR/matrix.json; `report --matrix DIR` reads both."""
+    import shutil
+
+    out = tmp_path / "matrix"
+    out.mkdir()
+    for path in MEASURED_FILES:
+        shutil.copy(path, str(out))
+    (out / "matrix.json").write_text(json.dumps({"versions": {"2.0": {"status": "failed", "reason": "no wheel"}}}))
+    output = tmp_path / "m.html"
+    code, out_text, err = run("report", "--matrix", str(out), "-o", str(output))
+    assert code == OK, err
+    assert "5 TF versions (%s)" % ", ".join(ORDER) in out_text
+    assert Matrix(output.read_text(encoding="utf-8")).tables["env"]["versions"] == ["1.15", "2.0"] + ORDER[1:]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run("report", "--matrix", str(empty), "-o", str(output))
+    assert code == INVALID_INPUT and "a directory with no results files" in err
+
+
 def test_the_grid_says_when_the_matrix_would_read_better(tmp_path):
     code, out, _ = run("report", *MEASURED_FILES, "-o", str(tmp_path / "grid.html"))
     assert code == OK and "--matrix gives one table per mode" in out

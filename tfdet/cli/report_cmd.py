@@ -42,14 +42,15 @@ matrix` writes, or any {"versions": {"2.0": {"status": "failed", "reason":
 "..."}}}) adds a column for each version without a results file, saying
 why: it failed to install or import, or its probe failed. The flag is
 explicit: the kind of page follows from the command line, never from how
-many files there are.
+many files there are. With --matrix a directory stands for its *.jsonl
+files and its matrix.json: `tfdet report --matrix reports/matrix`.
 
 examples:
   tfdet report tfdet-probe.jsonl -o report.html
   tfdet locate train.py --json > where.json && tfdet report where.json -o where.html
   tfdet diverge --workload embedding --out emb.jsonl && tfdet report emb.jsonl -o emb.html
   tfdet report tf115.jsonl tf26.jsonl tf221.jsonl -o compare.html
-  tfdet report --matrix reports/matrix/probe-tf*-cpu.jsonl --manifest reports/matrix/matrix.json -o matrix.html
+  tfdet report --matrix reports/matrix -o matrix.html  # its results files and matrix.json
   tfdet probe --report report.html             # probe, then render
 
 exit codes: 0 written; 1 --fail-on-disagreement found one; 2 usage;
@@ -77,7 +78,8 @@ def add_parser(commands):
                         help="a catalogue file or directory to cross-check against instead of the shipped one")
     parser.add_argument("--matrix", action="store_true",
                         help="one page for many TF versions: a table per mode, TF versions as columns "
-                             "(probe results files of one device, one per version)")
+                             "(probe results files of one device, one per version; a directory: its *.jsonl "
+                             "and matrix.json)")
     parser.add_argument("--manifest", metavar="FILE",
                         help="with --matrix: a JSON file of each version's install status, so versions that failed "
                              "to install show as columns too")
@@ -94,6 +96,27 @@ def load_catalogue(path=None):
         raise CommandError(str(exc), INVALID_INPUT) from None
 
 
+# The manifest `tfdet matrix` writes next to its results files.
+MATRIX_MANIFEST = "matrix.json"
+
+
+def matrix_inputs(paths, manifest=None):
+    """(results files, manifest) of --matrix: a directory (what `tfdet matrix --out` wrote) stands for its
+    *.jsonl files, and its matrix.json is the manifest unless --manifest names one."""
+    files = []
+    for path in paths:
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        found = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".jsonl"))
+        if not found:
+            raise CommandError("%s: a directory with no results files (*.jsonl)" % path, INVALID_INPUT)
+        files.extend(found)
+        if manifest is None and os.path.isfile(os.path.join(path, MATRIX_MANIFEST)):
+            manifest = os.path.join(path, MATRIX_MANIFEST)
+    return files, manifest
+
+
 def render(paths, output, catalogue, title=None, matrix=False, manifest=None):
     """Read results files, render the page and write it; returns the Report
     (a MatrixPage with matrix=True; manifest: its optional JSON file).
@@ -104,6 +127,8 @@ def render(paths, output, catalogue, title=None, matrix=False, manifest=None):
     from ..report import matrix_from_files, report_from_files
     from ..results import ResultsError
 
+    if matrix:
+        paths, manifest = matrix_inputs(paths, manifest)
     for path in paths + ([manifest] if manifest else []):
         if os.path.isdir(path):
             raise CommandError("%s: is a directory, not a results file" % path, INVALID_INPUT)
