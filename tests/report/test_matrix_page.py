@@ -219,8 +219,14 @@ def test_disagreement_flags_are_the_cross_checks(loaded, shipped):
 
     # with the shipped catalogue the flags are still the report's (whatever they are)
     page = build_matrix(loaded, catalogue=shipped)
+    report = build_report(loaded, catalogue=shipped)
     flags = _matrix_flags(page)
-    assert flags == {k: v for k, v in _flags(build_report(loaded, catalogue=shipped)).items() if k in flags}
+    assert flags == {k: v for k, v in _flags(report).items() if k in flags}
+    # and the dotted cells are the report's "measured where the catalogue is unsure"
+    unsure = {(minor(f.run.tf_version), mode, f.case, f.pass_name) for f in report.newly_measured for mode in f.modes}
+    dotted = {(column.version, table.mode, row.case, row.pass_name) for table in page.tables for row in table.rows
+              for column, cell in zip(page.columns, row.cells) if cell.unclaimed}
+    assert dotted and dotted == unsure
 
 
 def test_the_verdict_names_what_varies_where(page_html, loaded):

@@ -88,11 +88,12 @@ class MatrixCell:
     disagreement: bool = False
     unconfirmed: bool = False
     runs: Optional[int] = None  # how many runs a measured cell's count is out of
+    unclaimed: bool = False  # the catalogue has no claim here (unknown): a new fact
 
     @property
     def css(self):
         return "s-" + self.state + (" disagrees" if self.disagreement else "") + (
-            " unconfirmed" if self.unconfirmed else "")
+            " unconfirmed" if self.unconfirmed else "") + (" unclaimed" if self.unclaimed else "")
 
 
 @dataclass
@@ -407,13 +408,19 @@ def build_matrix(results, catalogue=None, manifest=None, title=None, tfdet_versi
     gone = _unsupported_everywhere(keys, ordered)
     gone_keys = {(case, None) for case, _ in gone}
     shown = [key for key in keys if key not in gone_keys]
+    # cells measured where the catalogue says unknown (or nothing) for that version: the cross-check's findings
+    unclaimed = {(f.run.key, f.case, f.pass_name, mode) for f in found["newly_measured"] for mode in f.modes}
     tables = []
     for mode in modes:
         rows = []
         for case, pass_name in shown:
             case_entry = claims.entry(catalogue, case)
-            rows.append(MatrixRow(case, pass_name, case_entry.title if case_entry is not None else "",
-                                  [cell(c, case, pass_name, mode, grid_cells) for c in columns]))
+            cells = [cell(c, case, pass_name, mode, grid_cells) for c in columns]
+            for column, made in zip(columns, cells):
+                if column.run is not None and (column.run.key, case, pass_name, mode) in unclaimed:
+                    made.unclaimed = True
+                    made.title += " | the catalogue has no claim for this version and device: a new fact"
+            rows.append(MatrixRow(case, pass_name, case_entry.title if case_entry is not None else "", cells))
         tables.append(ModeTable(mode, _mode_description(mode, columns), rows))
 
     verdict = matrix_verdict.verdict(device, columns, tables, found if catalogue is not None else None)

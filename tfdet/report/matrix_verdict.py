@@ -183,6 +183,10 @@ def _catalogue_sentence(found, tables):
     if unseen:
         text += "; %s did not vary where the catalogue says %s (striped, ?; a few runs can miss rare variance)" % (
             _plural(unseen, "cell"), "it does" if unseen == 1 else "they do")
+    unclaimed = sum(1 for table in tables for row in table.rows for cell in row.cells if cell.unclaimed)
+    if unclaimed:
+        text += "; %s measured where the catalogue has no claim for the version (dotted: new facts)" % (
+            _plural(unclaimed, "cell was", "cells were"))
     return text + "."
 
 
