@@ -387,6 +387,28 @@ def test_the_hostile_fixture_in_a_matrix(shipped):
             assert state == ("unsupported" if case in skipped else "failed" if version == "2.21" else "not-measured")
 
 
+def test_an_interrupted_run_is_marked_partial(shipped):
+    """The report's interrupted fixture (TF 2.21) next to the real older files: its column says partial, the
+    verdict says how many op passes it did not reach, and those cells are not measured."""
+    from report_paths import PARTIAL
+
+    result = tfdet.results.load(PARTIAL)
+    done = {(r.case, r.pass_name, r.mode) for r in result.cases if not r.skipped}
+    missing = {(case, pass_name) for case, pass_name in result.header.planned
+               if any((case, pass_name, m) not in done for m in result.header.modes)}
+    assert missing
+    files = [p for p in MEASURED_FILES if "tf2.21" not in p] + [PARTIAL]
+    page, html = matrix_from_files(files, catalogue=shipped)
+    assert "2.21 (%d op" % len(missing) in page.verdict.lead[0] and "Incomplete" in page.verdict.lead[0]
+    assert "2.21.0 &middot; partial" in html or "2.21.0 \u00b7 partial" in html
+    tables = Matrix(html).tables
+    for case, pass_name in missing:
+        modes = [m for m in result.header.modes if (case, pass_name, m) not in done]
+        for mode in modes:
+            cell = tables[mode]["cells"][(case, pass_name, "2.21")]
+            assert cell["state"] == "not-measured" and "interrupted" in cell["title"]
+
+
 def test_no_scripts_and_nothing_from_the_network(page_html):
     _, html = page_html
     for tag, attrs in Matrix(html).tags:

@@ -82,6 +82,11 @@ def verdict(device, columns, tables, found):
     sentence = "%s measured on %s (%s), %s." % (
         _plural(len(measured_columns), "TF version"), device.upper(), names, _plural(len(rows), "op and pass",
                                                                                       "ops and passes"))
+    partial = [c for c in measured_columns if c.run.partial]
+    if partial:
+        sentence += " Incomplete (the run stopped before the end, or is still going): %s." % ", ".join(
+            "%s (%s not measured)" % (c.version, _plural(len(c.run.missing), "op and pass", "ops and passes"))
+            for c in partial)
     missing = [c for c in columns if c.run is None]
     if missing:
         sentence += " No results for %s." % "; ".join("%s (%s%s)" % (
