@@ -15,7 +15,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import Catalogue, Entry, ErrorInfo, Origin, Switch, VersionRange
+from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange
 from .paths import shipped_catalogue_dir
 from .validate import check_catalogue, parse_document
 from .versions import parse_specifier
@@ -149,6 +149,7 @@ def _range(r, origin):
         versions=r["versions"], status=r["status"], sources=tuple(r["sources"]),
         switches=tuple(r.get("switches", ())), patch=r.get("patch"), workaround=r.get("workaround"),
         error=ErrorInfo(**r["error"]) if "error" in r else None, note=r.get("note"),
+        evidence=tuple(Evidence(**item) for item in r.get("evidence", ())),
         specifier=parse_specifier(r["versions"]), origin=origin)
 
 

@@ -203,6 +203,7 @@ def render_entry(entry):
             if r.note:
                 details.append("note: " + r.note)
             details.append("sources: " + "; ".join(r.sources))
+            details.extend("measured: %s" % item for item in r.evidence)
             lines.extend("      " + d for d in details)
     lines.append("")
     lines.append("  sources:")

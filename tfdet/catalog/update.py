@@ -1,0 +1,318 @@
+"""`tfdet catalog update`: what probe results say the catalogue should change. Pure.
+
+Every measured (entry, pass) of every results file is read against the claim
+for its TF version and device (crosscheck.check, as the report does) and put
+in the catalogue's words (evidence.infer). Measurements of one entry, minor
+version and device are taken together (evidence.combine), and come to one
+Change:
+
+agree           the measurement says what the claim says: the claim gets a
+                measured: source and an evidence item for each results file
+                it does not cite yet.
+new             the catalogue has no claim here (status unknown, or no claims
+                for the device at all): a claim for this version is proposed.
+supersede       the measurement contradicts a claim that rests only on earlier
+                measurements: the range is split and this version takes the
+                new claim (a difference once seen is proof of variance).
+conflict        the measurement contradicts a documented claim (one with a
+                source other than measured:). Never applied unless asked
+                (accept_conflicts); a person decides.
+not_reproduced  the claim says it varies, and it did not vary here. A few runs
+                can miss rare variance and a case may miss the entry's
+                condition: no change.
+weak            the conclusion rests on "did not vary" in too few runs (see
+                evidence.STRONG_RUNS): reported, never applied.
+inconclusive    the measurement says no status, or does not test the claim's
+                switches: reported, no change.
+"""
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+from packaging.version import Version
+
+from ..results.interpret import by_case
+from . import crosscheck
+from .evidence import STRONG_RUNS, combine, infer, provenance
+from .model import ErrorInfo, Evidence, VersionRange
+from .versions import COVERED_TF_VERSIONS, format_versions, tf_minor
+
+AGREE, NEW, SUPERSEDE, CONFLICT = "agree", "new", "supersede", "conflict"
+NOT_REPRODUCED, WEAK, INCONCLUSIVE = "not_reproduced", "weak", "inconclusive"
+KINDS = (AGREE, NEW, SUPERSEDE, CONFLICT, NOT_REPRODUCED, WEAK, INCONCLUSIVE)
+# Kinds whose proposal is written into the proposed catalogue (CONFLICT only when accepted).
+APPLIED = (AGREE, NEW, SUPERSEDE)
+
+MEASURED_KIND = "measured"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One (results file, entry, pass): what it measured and what that says."""
+
+    results: str  # the file as a measured: source cites it
+    case: str
+    pass_name: Optional[str]
+    device: str
+    tf_version: str
+    version: Version  # its minor release
+    inference: object  # evidence.Inference
+    findings: Tuple[object, ...]  # crosscheck.Finding
+    evidence: Evidence
+    switches: Tuple[str, ...]  # the switches the status rests on, as a claim would name them
+    summary: str  # the outcomes per mode, in words
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A claim for one version, in the catalogue's fields."""
+
+    status: str
+    sources: Tuple[str, ...]
+    evidence: Tuple[Evidence, ...]
+    note: str
+    switches: Tuple[str, ...] = ()
+    error: Optional[ErrorInfo] = None
+
+    def key(self):
+        """Proposals for neighbouring versions with the same key become one range."""
+        return (self.status, self.switches, self.error.type if self.error else None)
+
+
+@dataclass
+class Change:
+    """What the measurements of one entry, device and minor version come to."""
+
+    kind: str
+    entry_id: str
+    device: str
+    version: Version
+    claim: Optional[VersionRange]  # the catalogue's current claim (None: none for this device)
+    measurements: Tuple[Measurement, ...]
+    reason: str
+    proposal: Optional[Proposal] = None  # new / supersede / conflict: the claim for this version
+    add_sources: Tuple[str, ...] = ()  # agree: sources to add to the claim
+    add_evidence: Tuple[Evidence, ...] = ()
+    applied: bool = False
+
+    @property
+    def claim_text(self):
+        if self.claim is None:
+            return "no claim for %s" % self.device
+        return "%s (TF %s; %s)" % (self.claim.status, self.claim.versions, ", ".join(self.claim.sources))
+
+    @property
+    def measured_status(self):
+        inference = combine([m.inference for m in self.measurements])
+        return inference.status
+
+
+@dataclass
+class Plan:
+    changes: list
+    notes: list = field(default_factory=list)  # files or cases not compared, and why
+    files: list = field(default_factory=list)  # [(cited path, Evidence-like header summary)]
+
+    def of_kind(self, *kinds):
+        return [c for c in self.changes if c.kind in kinds]
+
+    @property
+    def conflicts(self):
+        return self.of_kind(CONFLICT)
+
+    @property
+    def open_conflicts(self):
+        return [c for c in self.conflicts if not c.applied]
+
+
+def documented(version_range):
+    """True where a claim cites anything but measurements of ours."""
+    return any(s.partition(":")[0] != MEASURED_KIND for s in version_range.sources)
+
+
+def claim_switches(switch_ids, catalogue, tf_version):
+    """The switches a claim names for a set a mode turned on: determinism switches of
+    this TF, one per same_as group (the API where this TF has it, as the catalogue
+    writes enable_op_determinism from 2.8 and TF_DETERMINISTIC_OPS before)."""
+    chosen, seen = [], set()
+    for switch in catalogue.switches:
+        if switch.id not in switch_ids or switch.id in seen or switch.role != "enables_determinism":
+            continue
+        group = [switch] + [s for s in catalogue.switches if s.id in switch.same_as and s.id in switch_ids]
+        seen.update(s.id for s in group)
+        available = [s for s in group if _available(s, tf_version)] or group
+        chosen.append(next((s for s in available if s.kind == "api"), available[0]).id)
+    return tuple(chosen)
+
+
+def _available(switch, tf_version):
+    try:
+        return switch.available_in(tf_version)
+    except ValueError:
+        return False
+
+
+def measurements(catalogue, results, cited):
+    """(Measurements of one ProbeResults, notes). cited: how a source cites its file."""
+    header = results.header
+    notes = []
+    tf_version, device = header.tf_version, header.device
+    if not tf_version or device is None:
+        return [], ["%s: the header names no TF version or device; nothing compared" % cited]
+    minor = tf_minor(tf_version)
+    if minor not in COVERED_TF_VERSIONS:
+        return [], ["%s: TF %s is outside the catalogue's versions (%s to %s); nothing compared" % (
+            cited, tf_version, COVERED_TF_VERSIONS[0], COVERED_TF_VERSIONS[-1])]
+    modes = list(header.modes)
+    modes.extend(r.mode for r in results.measured if r.mode not in modes)
+    switch_sets = crosscheck.header_switch_sets(modes, header, tf_version, device, catalogue)
+    found, unknown = [], []
+    for (case, pass_name), records in by_case(results.measured).items():
+        try:
+            entry = catalogue.get(case)
+        except KeyError:
+            unknown.append(case)
+            continue
+        version_range = entry.range_for(minor, device)
+        claim = crosscheck.Claim.from_range(version_range, entry.condition, entry.fixed_by_seeding)
+        findings = tuple(crosscheck.check(case, pass_name, claim, records, switch_sets))
+        inference = infer(records, switch_sets)
+        options = [claim_switches(switch_sets.get(m, ()), catalogue, tf_version) for m in inference.modes]
+        switches = min(options, key=len) if options else ()
+        found.append(Measurement(
+            results=cited, case=case, pass_name=pass_name, device=device, tf_version=tf_version, version=minor,
+            inference=inference, findings=findings, evidence=provenance(header, cited, inference.runs),
+            switches=switches, summary=crosscheck.summarise_modes({m: r for m, r in records.items() if m != "patched"})))
+    if unknown:
+        notes.append("%s: not in the catalogue, not compared: %s" % (cited, ", ".join(sorted(set(unknown)))))
+    return found, notes
+
+
+def plan(catalogue, loaded, accept_conflicts=False):
+    """The Plan for [(cited path, ProbeResults)] against a Catalogue."""
+    groups, notes = OrderedDict(), []
+    for cited, results in loaded:
+        found, file_notes = measurements(catalogue, results, cited)
+        notes.extend(file_notes)
+        for item in found:
+            groups.setdefault((item.case, item.device, item.version), []).append(item)
+    changes = [_decide(catalogue.get(case), device, version, tuple(items), accept_conflicts)
+               for (case, device, version), items in groups.items()]
+    return Plan(changes, notes, [cited for cited, _ in loaded])
+
+
+def _decide(entry, device, version, items, accept_conflicts):
+    claim = entry.range_for(version, device)
+    inference = combine([m.inference for m in items])
+    kinds = {f.kind for m in items for f in m.findings}
+    messages = [f.message for m in items for f in m.findings if f.kind == crosscheck.DISAGREEMENT]
+
+    def change(kind, reason, **fields):
+        return Change(kind, entry.id, device, version, claim, items, reason, **fields)
+
+    if inference.status is None:
+        return change(INCONCLUSIVE, inference.reason)
+    if claim is None or claim.status == "unknown":
+        if inference.weak:
+            return change(WEAK, _weak_reason(inference))
+        return change(NEW, inference.reason, proposal=_proposal(entry, claim, items, inference, None),
+                      applied=True)
+    if crosscheck.DISAGREEMENT in kinds:
+        if inference.weak:
+            return change(WEAK, "contradicts the claim, but %s: %s" % (_weak_reason(inference), " ".join(messages)))
+        if documented(claim):
+            proposal = _proposal(entry, claim, items, inference, claim)
+            return change(CONFLICT, " ".join(messages), proposal=proposal, applied=accept_conflicts)
+        return change(SUPERSEDE, " ".join(messages), proposal=_proposal(entry, claim, items, inference, claim),
+                      applied=True)
+    if inference.status == claim.status:
+        if inference.weak:
+            return change(WEAK, "agrees, but %s" % _weak_reason(inference))
+        agreeing = [m for m in items if m.inference.status == claim.status and not m.inference.weak]
+        sources = _unique("measured:" + m.results for m in agreeing)
+        add_sources = tuple(s for s in sources if s not in claim.sources)
+        have = {e.results for e in claim.evidence}
+        add_evidence = tuple(_unique_evidence(m.evidence for m in agreeing if m.results not in have))
+        reason = inference.reason if (add_sources or add_evidence) else "agrees; already cited"
+        return change(AGREE, reason, add_sources=add_sources, add_evidence=add_evidence,
+                      applied=bool(add_sources or add_evidence))
+    if crosscheck.NOT_REPRODUCED in kinds:
+        return change(NOT_REPRODUCED, " ".join(f.message for m in items for f in m.findings
+                                               if f.kind == crosscheck.NOT_REPRODUCED))
+    return change(INCONCLUSIVE, "measured %s (%s), which does not test the claim %s%s" % (
+        inference.status, inference.reason, claim.status,
+        " (%s)" % ", ".join(claim.switches) if claim.switches else ""))
+
+
+def _weak_reason(inference):
+    return "it rests on %d runs that did not vary (fewer than %d, or in one process): %s" % (
+        inference.runs, STRONG_RUNS, inference.reason)
+
+
+def _unique(values):
+    seen = []
+    for value in values:
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def _unique_evidence(items):
+    seen, out = set(), []
+    for item in items:
+        if item.results not in seen:
+            seen.add(item.results)
+            out.append(item)
+    return out
+
+
+def _proposal(entry, claim, items, inference, replaced):
+    """The claim the measurements make for their version; `replaced`: the claim they contradict."""
+    resting = [m for m in items if m.inference.status == inference.status and not m.inference.weak] or list(items)
+    first = next((m for m in resting if m.inference is inference), resting[0])
+    error = None
+    if inference.status == "raises_under_determinism":
+        error = ErrorInfo(inference.error_type or "Error", _first_line(inference.error_message))
+    where = "TF %s, %s" % (first.tf_version, first.device)
+    if first.evidence.gpu:
+        where += ", " + first.evidence.gpu
+    note = "Measured by tfdet probe (%s): %s" % (where, _sentence(inference.reason))
+    if replaced is not None:
+        note += " Replaces, for TF %s, the claim %s (TF %s; %s)." % (
+            first.version, replaced.status, replaced.versions, ", ".join(replaced.sources))
+    return Proposal(
+        status=inference.status, sources=tuple(_unique("measured:" + m.results for m in resting)),
+        evidence=tuple(_unique_evidence(m.evidence for m in resting)), note=note,
+        switches=first.switches if inference.status in ("deterministic_with_switch", "raises_under_determinism")
+        else (), error=error)
+
+
+def _sentence(text):
+    text = text.strip()
+    return text + ("" if text.endswith(".") else ".")
+
+
+def _first_line(message):
+    line = (message or "").strip().splitlines()[0].strip() if (message or "").strip() else ""
+    return (line[:297] + "...") if len(line) > 300 else (line or "(no message recorded)")
+
+
+def describe(change):
+    """One line for the summary: entry, device, version, what changes and why."""
+    head = "%s %s TF %s" % (change.entry_id, change.device, change.version)
+    if change.kind == AGREE:
+        if not change.applied:
+            return "%s: agrees with %s; already cited" % (head, change.claim_text)
+        return "%s: agrees with %s; add %s" % (head, change.claim_text, ", ".join(change.add_sources) or
+                                                 "evidence for the sources it already cites")
+    if change.kind in (NEW, SUPERSEDE, CONFLICT):
+        proposal = change.proposal
+        status = proposal.status + (" (%s)" % ", ".join(proposal.switches) if proposal.switches else "")
+        was = change.claim_text if change.claim is not None else "no claim for %s" % change.device
+        return "%s: %s -> %s: %s" % (head, was, status, change.reason)
+    return "%s: %s; claim %s" % (head, change.reason, change.claim_text)
+
+
+def versions_text(versions):
+    return format_versions(sorted(versions))
