@@ -7,12 +7,13 @@ device (crosscheck.header_switch_sets). `infer` maps the probe's outcomes
 
     baseline   a determinism mode       status                      strength
     --------   ----------------------   -------------------------   --------------------------
-    varies     deterministic (all)      deterministic_with_switch   weak below STRONG_RUNS
+    varies     deterministic (all)      deterministic_with_switch   weak below strong_runs()
     varies     varies (any)             nondeterministic            strong: variance was seen
     any        raised (all)             raises_under_determinism    strong: TF's own answer
-    determ.    deterministic or none    deterministic               weak below STRONG_RUNS
+    determ.    deterministic or none    deterministic               weak below strong_runs()
     determ.    varies (any)             nondeterministic            strong
-    varies     none run                 none (a switch untested)
+    varies     none run                 none (a switch untested), or
+                                        nondeterministic where the TF has no switch
     raised, failed, skipped or missing  none (not a measurement of variance)
     raised in one determinism mode, not in another: none (inconclusive)
 
@@ -24,7 +25,7 @@ Identical results in n runs rule out a per-run rate of differing results above
 1 - 0.05 ** (1 / n) at 95% (results.stats.max_rate_ruled_out): 10 runs (the
 probe's default 5 repeats in 2 processes) rule out only rates above 26%, 29
 runs rates above 10%. A claim that rests on "did not vary" is strong from
-STRONG_RUNS runs in at least MIN_PROCESSES processes in every mode it rests on
+strong_runs() runs in at least MIN_PROCESSES processes in every mode it rests on
 (variance from autotuning or unseeded state shows only across processes);
 weaker evidence is reported and never written into the catalogue.
 """
@@ -32,7 +33,6 @@ weaker evidence is reported and never written into the catalogue.
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from ..results.stats import max_rate_ruled_out
 from ..results.vocabulary import DETERMINISTIC, MEASURED, RAISED, VARIES
 from .model import Evidence
 
@@ -43,14 +43,14 @@ MAX_RATE_LEFT_OPEN = 0.10
 MIN_PROCESSES = 2
 
 
-def _strong_runs():
+def strong_runs():
+    """The fewest identical runs that rule out a per-run rate above MAX_RATE_LEFT_OPEN (29)."""
+    from ..results.stats import max_rate_ruled_out  # numpy: imported only when measurements are judged
+
     runs = 1
     while max_rate_ruled_out(runs) > MAX_RATE_LEFT_OPEN:
         runs += 1
     return runs
-
-
-STRONG_RUNS = _strong_runs()  # 29
 
 # How much a status says an op varies: where measurements of one entry disagree
 # (two passes, two files), the one that saw more variance wins.
@@ -72,7 +72,7 @@ class Inference:
 
 
 def _few(record):
-    return (record.runs or 0) < STRONG_RUNS or (record.processes or 0) < MIN_PROCESSES
+    return (record.runs or 0) < strong_runs() or (record.processes or 0) < MIN_PROCESSES
 
 
 def _figures(mode, record):
@@ -82,8 +82,10 @@ def _figures(mode, record):
                          record.runs if record.runs is not None else "?")
 
 
-def infer(records_by_mode, mode_switches):
-    """The Inference of one (case, pass) of one run: {mode: CaseRecord}, {mode: switch ids on}."""
+def infer(records_by_mode, mode_switches, switch_exists=True):
+    """The Inference of one (case, pass) of one run: {mode: CaseRecord}, {mode: switch ids on}.
+    switch_exists: whether the run's TF has any determinism switch for its device (TF 1.15 has
+    none for CPUs: there, varying as shipped is varying, full stop)."""
     measured = {m: r for m, r in records_by_mode.items() if r is not None and r.outcome in MEASURED}
     base = measured.get(BASELINE)
     if base is None:
@@ -112,6 +114,9 @@ def infer(records_by_mode, mode_switches):
             weak = any(_few(switched[m]) for m in fixed)
             return Inference("deterministic_with_switch", "varied as shipped, reproducible with determinism on (%s)"
                              % figures, weak=weak, modes=tuple(fixed), runs=min(switched[m].runs or 0 for m in fixed))
+        if not switch_exists:
+            return Inference("nondeterministic", "varied as shipped (%s), and this TF has no determinism switch "
+                             "for the device" % figures, runs=base.runs or 0)
         return Inference(None, "varied as shipped (%s); no determinism mode ran, so whether a switch fixes it "
                          "is not known" % figures)
     resting = [base] + [switched[m] for m in fixed]

@@ -21,7 +21,7 @@ not_reproduced  the claim says it varies, and it did not vary here. A few runs
                 can miss rare variance and a case may miss the entry's
                 condition: no change.
 weak            the conclusion rests on "did not vary" in too few runs (see
-                evidence.STRONG_RUNS): reported, never applied.
+                evidence.strong_runs()): reported, never applied.
 inconclusive    the measurement says no status, or does not test the claim's
                 switches: reported, no change.
 """
@@ -34,7 +34,7 @@ from packaging.version import Version
 
 from ..results.interpret import by_case
 from . import crosscheck
-from .evidence import STRONG_RUNS, combine, infer, provenance
+from .evidence import combine, infer, provenance, strong_runs
 from .model import ErrorInfo, Evidence, VersionRange
 from .versions import COVERED_TF_VERSIONS, format_versions, tf_minor
 
@@ -167,6 +167,7 @@ def measurements(catalogue, results, cited):
     modes = list(header.modes)
     modes.extend(r.mode for r in results.measured if r.mode not in modes)
     switch_sets = crosscheck.header_switch_sets(modes, header, tf_version, device, catalogue)
+    switch_exists = bool(catalogue.switches_for(tf_version, device, roles=("enables_determinism",)))
     found, unknown = [], []
     for (case, pass_name), records in by_case(results.measured).items():
         try:
@@ -177,7 +178,7 @@ def measurements(catalogue, results, cited):
         version_range = entry.range_for(minor, device)
         claim = crosscheck.Claim.from_range(version_range, entry.condition, entry.fixed_by_seeding)
         findings = tuple(crosscheck.check(case, pass_name, claim, records, switch_sets))
-        inference = infer(records, switch_sets)
+        inference = infer(records, switch_sets, switch_exists)
         options = [claim_switches(switch_sets.get(m, ()), catalogue, tf_version) for m in inference.modes]
         switches = min(options, key=len) if options else ()
         found.append(Measurement(
@@ -206,7 +207,7 @@ def _decide(entry, device, version, items, accept_conflicts):
     claim = entry.range_for(version, device)
     inference = combine([m.inference for m in items])
     kinds = {f.kind for m in items for f in m.findings}
-    messages = [f.message for m in items for f in m.findings if f.kind == crosscheck.DISAGREEMENT]
+    messages = _unique(f.message for m in items for f in m.findings if f.kind == crosscheck.DISAGREEMENT)
 
     def change(kind, reason, **fields):
         return Change(kind, entry.id, device, version, claim, items, reason, **fields)
@@ -238,8 +239,8 @@ def _decide(entry, device, version, items, accept_conflicts):
         return change(AGREE, reason, add_sources=add_sources, add_evidence=add_evidence,
                       applied=bool(add_sources or add_evidence))
     if crosscheck.NOT_REPRODUCED in kinds:
-        return change(NOT_REPRODUCED, " ".join(f.message for m in items for f in m.findings
-                                               if f.kind == crosscheck.NOT_REPRODUCED))
+        return change(NOT_REPRODUCED, " ".join(_unique(f.message for m in items for f in m.findings
+                                                       if f.kind == crosscheck.NOT_REPRODUCED)))
     return change(INCONCLUSIVE, "measured %s (%s), which does not test the claim %s%s" % (
         inference.status, inference.reason, claim.status,
         " (%s)" % ", ".join(claim.switches) if claim.switches else ""))
@@ -247,7 +248,7 @@ def _decide(entry, device, version, items, accept_conflicts):
 
 def _weak_reason(inference):
     return "it rests on %d runs that did not vary (fewer than %d, or in one process): %s" % (
-        inference.runs, STRONG_RUNS, inference.reason)
+        inference.runs, strong_runs(), inference.reason)
 
 
 def _unique(values):
@@ -298,20 +299,48 @@ def _first_line(message):
     return (line[:297] + "...") if len(line) > 300 else (line or "(no message recorded)")
 
 
-def describe(change):
-    """One line for the summary: entry, device, version, what changes and why."""
-    head = "%s %s TF %s" % (change.entry_id, change.device, change.version)
-    if change.kind == AGREE:
-        if not change.applied:
-            return "%s: agrees with %s; already cited" % (head, change.claim_text)
-        return "%s: agrees with %s; add %s" % (head, change.claim_text, ", ".join(change.add_sources) or
-                                                 "evidence for the sources it already cites")
-    if change.kind in (NEW, SUPERSEDE, CONFLICT):
-        proposal = change.proposal
+def claim_words(version_range, device):
+    """'deterministic (TF >=1.14; tf-release:2.7 + 4 measured)' for a claim in the summary."""
+    if version_range is None:
+        return "no claim for %s" % device
+    documented_sources = [s for s in version_range.sources if s.partition(":")[0] != MEASURED_KIND]
+    measured = len(version_range.sources) - len(documented_sources)
+    cited = ", ".join(documented_sources) + (" + " if documented_sources and measured else "") + (
+        "%d measured" % measured if measured else "")
+    switches = " (%s)" % ", ".join(version_range.switches) if version_range.switches else ""
+    return "%s%s (TF %s; %s)" % (version_range.status, switches, version_range.versions, cited)
+
+
+def group(changes):
+    """Changes of one kind to one claim with the same proposal, together: [[Change]] in catalogue order."""
+    groups = OrderedDict()
+    for change in sorted(changes, key=lambda c: (c.entry_id, c.device, c.version)):
+        proposal = change.proposal.key() if change.proposal else None
+        claim = change.claim.versions if change.claim is not None else None
+        key = (change.kind, change.entry_id, change.device, claim, proposal, change.applied)
+        groups.setdefault(key, []).append(change)
+    return list(groups.values())
+
+
+def describe(changes):
+    """One line for the summary of a group of changes (see group): what changes and why."""
+    first = changes[0]
+    head = "%s %s TF %s" % (first.entry_id, first.device, versions_text({c.version for c in changes}))
+    claim = claim_words(first.claim, first.device)
+    reasons = _unique(c.reason for c in changes)
+    why = reasons[0] if len(reasons) == 1 else "; ".join(
+        "TF %s: %s" % (c.version, c.reason) for c in changes)
+    if first.kind == AGREE:
+        if not any(c.applied for c in changes):
+            return "%s: agrees with %s; already cited" % (head, claim)
+        sources = _unique(s for c in changes for s in c.add_sources)
+        added = ("add " + ", ".join(sources)) if sources else "add evidence for the files it already cites"
+        return "%s: agrees with %s; %s" % (head, claim, added)
+    if first.kind in (NEW, SUPERSEDE, CONFLICT):
+        proposal = first.proposal
         status = proposal.status + (" (%s)" % ", ".join(proposal.switches) if proposal.switches else "")
-        was = change.claim_text if change.claim is not None else "no claim for %s" % change.device
-        return "%s: %s -> %s: %s" % (head, was, status, change.reason)
-    return "%s: %s; claim %s" % (head, change.reason, change.claim_text)
+        return "%s: %s -> %s: %s" % (head, claim, status, why)
+    return "%s: %s; claim %s" % (head, why, claim)
 
 
 def versions_text(versions):
