@@ -228,7 +228,7 @@ def _device_edits(text, entry, node, device, changes):
         return [_new_device(text, devices_node, device, proposals)]
     sequence = _value(devices_node, device)
     out = []
-    for index, (version_range, item) in enumerate(zip(ranges, sequence.value)):
+    for version_range, item in zip(ranges, sequence.value):
         covered = [v for v in COVERED_TF_VERSIONS if version_range.covers(v)]
         comments = [c for c in changes if c.kind == CONFLICT and not c.applied and c.version in covered]
         if not comments and not any(v in proposals or v in extras for v in covered):
