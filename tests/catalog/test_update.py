@@ -1,0 +1,386 @@
+"""`tfdet catalog update`: probe results -> proposed catalogue edits.
+
+Real inputs: the committed results files under reports/ (CPU, TF 1.15 to 2.21)
+against the shipped catalogue, and "a user's GPU file" written by the probe's
+own results writer from real record types. Every proposed copy is checked by
+the catalogue's own validation.
+"""
+
+import glob
+import json
+import os
+
+import pytest
+
+import records
+from cli_runner import run_cli
+from tfdet.catalog import CatalogError, default_catalogue, evidence, load_catalogue, update, yaml_edit
+from tfdet.catalog.load import read_texts
+from tfdet.catalog.validate import parse_document
+from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK, WRITE_FAILED
+from tfdet.results import Build, ProbeResultsWriter, load
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MEASURED = sorted(glob.glob(os.path.join(ROOT, "reports", "measured", "*.jsonl")))
+GPU_ENV = {"TF_DETERMINISTIC_OPS": "1", "TF_CUDNN_DETERMINISTIC": "1"}
+
+
+def relative(path):
+    return os.path.relpath(path, ROOT)
+
+
+@pytest.fixture()
+def at_root(monkeypatch):
+    monkeypatch.chdir(ROOT)  # results are cited by the path given, as from the repository's root
+
+
+def shipped_texts():
+    return dict(read_texts(default_catalogue_dir()))
+
+
+def default_catalogue_dir():
+    from tfdet.catalog import shipped_catalogue_dir
+
+    return shipped_catalogue_dir()
+
+
+def proposed(plan, catalogue=None):
+    """The plan written into the shipped files, loaded back through full validation."""
+    catalogue = catalogue or default_catalogue()
+    texts = yaml_edit.apply(shipped_texts(), catalogue, plan)
+    from tfdet.catalog.load import catalogue_from_texts
+
+    return texts, catalogue_from_texts(sorted(texts.items()))
+
+
+@pytest.fixture(scope="module")
+def measured_proposal(measured_plan):
+    return proposed(measured_plan)
+
+
+def by_key(plan):
+    return {(c.entry_id, c.device, str(c.version)): c for c in plan.changes}
+
+
+# --------------------------------------------------------------------------- the status table
+
+def rec(mode, outcome, runs=60, processes=2, distinct=None, **fields):
+    if distinct is None and outcome in ("deterministic", "varies"):
+        distinct = 1 if outcome == "deterministic" else 5
+    if outcome == "raised":
+        fields.setdefault("error_type", "UnimplementedError")
+        fields.setdefault("error_message", "Determinism is not yet supported in GPU implementation of Demo.")
+        runs = distinct = None
+    return records.case("demo", mode, outcome, runs=runs, distinct=distinct, processes=processes, **fields)
+
+
+ON = {"baseline": frozenset(), "env": frozenset({"TF_DETERMINISTIC_OPS"}),
+      "api": frozenset({"enable_op_determinism"}), "patched": frozenset({"TF_DETERMINISTIC_OPS"})}
+
+# (baseline, {mode: outcome}, runs, switch exists) -> (status, weak)
+TABLE = [
+    ("varies", {"env": "deterministic"}, 60, True, ("deterministic_with_switch", False)),
+    ("varies", {"env": "deterministic"}, 10, True, ("deterministic_with_switch", True)),
+    ("varies", {"env": "varies"}, 10, True, ("nondeterministic", False)),
+    ("varies", {"env": "deterministic", "api": "varies"}, 60, True, ("nondeterministic", False)),
+    ("varies", {"env": "raised"}, 60, True, ("raises_under_determinism", False)),
+    ("deterministic", {"env": "raised"}, 60, True, ("raises_under_determinism", False)),
+    ("varies", {"env": "raised", "api": "deterministic"}, 60, True, (None, False)),
+    ("deterministic", {"env": "deterministic"}, 60, True, ("deterministic", False)),
+    ("deterministic", {"env": "deterministic"}, 28, True, ("deterministic", True)),
+    ("deterministic", {}, 29, True, ("deterministic", False)),
+    ("deterministic", {"env": "varies"}, 60, True, ("nondeterministic", False)),
+    ("varies", {}, 60, True, (None, False)),
+    ("varies", {}, 10, False, ("nondeterministic", False)),
+    ("raised", {"env": "raised"}, 60, True, (None, False)),
+    ("failed", {"env": "deterministic"}, 60, True, (None, False)),
+    ("varies", {"patched": "deterministic"}, 60, True, (None, False)),  # tfdet.patch() is not TF
+]
+
+
+@pytest.mark.parametrize("base, others, runs, switch_exists, expected", TABLE)
+def test_the_probes_outcomes_in_the_catalogues_words(base, others, runs, switch_exists, expected):
+    by_mode = {"baseline": rec("baseline", base, runs=runs)}
+    by_mode.update((mode, rec(mode, outcome, runs=runs)) for mode, outcome in others.items())
+    inference = evidence.infer(by_mode, ON, switch_exists)
+    assert (inference.status, inference.weak) == expected, inference.reason
+
+
+def test_one_process_is_weak_however_many_runs():
+    by_mode = {"baseline": rec("baseline", "deterministic", runs=200, processes=1)}
+    assert evidence.infer(by_mode, ON).weak
+
+
+def test_the_strength_threshold_is_the_rate_it_rules_out():
+    from tfdet.results.stats import max_rate_ruled_out
+
+    runs = evidence.strong_runs()
+    assert max_rate_ruled_out(runs) <= evidence.MAX_RATE_LEFT_OPEN < max_rate_ruled_out(runs - 1)
+
+
+def test_raised_carries_tfs_error():
+    by_mode = {"baseline": rec("baseline", "varies"), "env": rec("env", "raised")}
+    inference = evidence.infer(by_mode, ON)
+    assert inference.error_type == "UnimplementedError" and "Demo" in inference.error_message
+
+
+# --------------------------------------------------------------------------- the committed CPU results
+
+@pytest.fixture(scope="module")
+def measured_plan():
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        loaded = [(relative(p), load(p)) for p in MEASURED]
+    finally:
+        os.chdir(cwd)
+    return update.plan(default_catalogue(), loaded)
+
+
+def test_agreement_adds_the_measured_source_and_its_provenance(measured_plan, measured_proposal):
+    change = by_key(measured_plan)[("unsorted-segment-sum", "cpu", "2.6")]
+    assert change.kind == update.AGREE and change.applied
+    cited = "reports/measured/bincount-segment-scatter-cpu-tf2.6.jsonl"
+    assert change.add_sources == ("measured:" + cited,)
+    _, catalogue = measured_proposal
+    claim = catalogue.get("unsorted-segment-sum").range_for("2.6", "cpu")
+    assert claim.status == "deterministic"
+    assert claim.sources[0] == "tf-source:tensorflow/core/kernels/segment_reduction_ops_impl.h"  # kept, first
+    assert "measured:" + cited in claim.sources
+    item = next(e for e in claim.evidence if e.results == cited)
+    assert (item.tf_version, item.device, item.runs, item.processes) == ("2.6.4", "cpu", 60, 2)
+    assert item.date == load(os.path.join(ROOT, cited)).header.created and "AMD EPYC" in item.host
+
+
+def test_a_version_the_catalogue_is_unsure_of_gets_a_claim_and_the_rest_stays(measured_plan, measured_proposal):
+    change = by_key(measured_plan)[("bincount", "cpu", "2.6")]
+    assert change.kind == update.NEW and change.proposal.status == "deterministic"
+    _, catalogue = measured_proposal
+    entry = catalogue.get("bincount")
+    assert entry.range_for("2.6", "cpu").status == "deterministic"
+    assert entry.range_for("2.6", "cpu").sources == ("measured:reports/measured/bincount-segment-scatter-cpu-tf2.6.jsonl",)
+    assert entry.range_for("2.5", "cpu").status == "unknown"  # not measured: the old claim, unchanged
+    assert entry.range_for("2.5", "cpu").note == default_catalogue().get("bincount").range_for("2.5", "cpu").note
+    assert entry.range_for("2.21", "cpu").status == "nondeterministic"
+    assert entry.devices["gpu"] == default_catalogue().get("bincount").devices["gpu"]
+
+
+def test_devices_are_compared_one_by_one(measured_plan):
+    """scatter-nd varies on GPUs before 2.7; CPU runs that did not vary agree with its CPU claim."""
+    assert default_catalogue().get("scatter-nd").range_for("2.6", "gpu").status == "nondeterministic"
+    changes = [c for c in measured_plan.changes if c.entry_id == "scatter-nd"]
+    assert changes and {(c.kind, c.device) for c in changes} == {(update.AGREE, "cpu")}
+    assert not measured_plan.conflicts
+
+
+def test_nothing_but_the_changed_ranges_changes(measured_proposal):
+    before = shipped_texts()
+    after, _ = measured_proposal
+    for path, text in before.items():
+        removed = set(text.splitlines()) - set(after[path].splitlines())
+        # only the lines of ranges rewritten: a closing source list, or a split range's versions
+        assert all(line.strip().startswith(("sources:", "- versions:")) for line in removed), (path, removed)
+    assert after[os.path.join(default_catalogue_dir(), "switches.yaml")] == before[
+        os.path.join(default_catalogue_dir(), "switches.yaml")]
+
+
+def test_the_proposed_copy_passes_catalog_check(tmp_path, at_root):
+    out = tmp_path / "proposed"
+    code, text, err = run_cli("catalog", "update", "--from", *map(relative, MEASURED), "--out", str(out))
+    assert code == OK, err
+    assert "Proposed:" in text and "written to %s" % out in text
+    assert sorted(os.listdir(out)) == sorted(os.path.basename(p) for p in shipped_texts())
+    code, text, err = run_cli("catalog", "check", str(out))
+    assert code == OK, err
+    # and a second run against the copy has nothing left to add
+    code, text, _ = run_cli("catalog", "update", "--from", *map(relative, MEASURED), "--catalog", str(out), "--json")
+    data = json.loads(text)
+    assert code == OK and data["files_changed"] == [] and data["counts"]["new"] == 0
+    assert all(not c["applied"] for c in data["changes"])
+
+
+# --------------------------------------------------------------------------- a user's GPU file
+
+def gpu_file(path, tf_version, cases, repeats=30):
+    """A probe results file from a GPU machine, written by the probe's writer."""
+    gpus = [{"device": "/physical_device:GPU:0", "name": "NVIDIA A100-SXM4-40GB", "compute_capability": "8.0"}]
+    build = Build(cuda_build=True, cuda_version="11.2", cudnn_version="8.1")
+
+    def environment(env):
+        return records.environment(tf_version=tf_version, device="gpu", gpus=gpus, nvidia_driver="535.104.05",
+                                   build=build, env=env, cpu_model="Intel Xeon", cpu_count=8)
+
+    header = records.header(
+        modes=("baseline", "env"), repeats=repeats, processes=2, created="2026-11-25T03:00:00+00:00",
+        environment={"baseline": environment({}), "env": environment(GPU_ENV)},
+        planned=[[name, pass_name] for name, pass_name, _ in cases])
+    writer = ProbeResultsWriter(str(path))
+    writer.start(header)
+    runs = repeats * 2
+    for name, pass_name, outcomes in cases:
+        writer.write_cases([
+            records.case(name, mode, outcome, pass_name=pass_name, runs=runs, processes=2,
+                         distinct=(1 if outcome == "deterministic" else distinct))
+            for mode, (outcome, distinct) in outcomes.items()])
+    writer.write_end(records.end())
+    writer.close()
+    return str(path)
+
+
+@pytest.fixture()
+def users_gpu_file(tmp_path):
+    return gpu_file(tmp_path / "gpu-tf2.6.jsonl", "2.6.2", [
+        # cuDNN's backprop varies; TF_DETERMINISTIC_OPS fixes it: what the catalogue says for 2.6
+        ("conv2d-backprop", "gradient", {"baseline": ("varies", 7), "env": ("deterministic", 1)}),
+        # the documented claim: nondeterministic before 2.7, no switch; here the switch fixed it
+        ("scatter-nd", "forward", {"baseline": ("varies", 40), "env": ("deterministic", 1)}),
+    ])
+
+
+def test_a_users_gpu_run_becomes_a_reviewed_change_with_one_command(users_gpu_file, tmp_path):
+    patch = tmp_path / "gpu.diff"
+    code, text, err = run_cli("catalog", "update", "--from", users_gpu_file, "--patch", str(patch))
+    assert code == FINDING, err  # a conflict with a documented claim waits for a person
+    assert "CONFLICT" in text and "scatter-nd gpu TF 2.6" in text and "not applied" in text
+    diff = patch.read_text()
+    cited = users_gpu_file  # outside the working directory: cited by its absolute path
+    assert diff.startswith("--- a/") and "+++ b/" in diff
+    assert "measured:%s" % cited in diff
+    for fact in ("NVIDIA A100-SXM4-40GB (compute capability 8.0)", "535.104.05", '"11.2"', "8.1", "2.6.2"):
+        assert fact in diff, fact
+    assert "# tfdet catalog update: CONFLICT, not applied" in diff
+
+
+def test_agreement_on_a_gpu_records_the_gpu_driver_cuda_and_cudnn(users_gpu_file):
+    plan = update.plan(default_catalogue(), [(users_gpu_file, load(users_gpu_file))])
+    change = by_key(plan)[("conv2d-backprop", "gpu", "2.6")]
+    assert change.kind == update.AGREE
+    _, catalogue = proposed(plan)
+    claim = catalogue.get("conv2d-backprop").range_for("2.6", "gpu")
+    assert claim.status == "deterministic_with_switch" and claim.switches == ("TF_DETERMINISTIC_OPS",)
+    (item,) = claim.evidence
+    assert (item.gpu, item.driver, item.cuda, item.cudnn) == (
+        "NVIDIA A100-SXM4-40GB (compute capability 8.0)", "535.104.05", "11.2", "8.1")
+    # the CPU claims of the same entry are untouched
+    assert catalogue.get("conv2d-backprop").devices["cpu"] == default_catalogue().get("conv2d-backprop").devices["cpu"]
+
+
+def test_a_documented_claim_in_conflict_is_listed_and_not_applied(users_gpu_file):
+    plan = update.plan(default_catalogue(), [(users_gpu_file, load(users_gpu_file))])
+    (conflict,) = plan.conflicts
+    assert (conflict.entry_id, conflict.device, str(conflict.version)) == ("scatter-nd", "gpu", "2.6")
+    assert conflict.proposal.status == "deterministic_with_switch" and not conflict.applied
+    texts, catalogue = proposed(plan)
+    assert catalogue.get("scatter-nd").devices["gpu"] == default_catalogue().get("scatter-nd").devices["gpu"]
+    path = default_catalogue().get("scatter-nd").origin.path
+    assert "# tfdet catalog update: CONFLICT, not applied: measured deterministic_with_switch" in texts[path]
+
+
+def test_an_accepted_conflict_splits_the_range_and_names_the_claim_it_replaces(users_gpu_file):
+    plan = update.plan(default_catalogue(), [(users_gpu_file, load(users_gpu_file))], accept_conflicts=True)
+    assert plan.conflicts and not plan.open_conflicts
+    _, catalogue = proposed(plan)
+    entry, old = catalogue.get("scatter-nd"), default_catalogue().get("scatter-nd")
+    claim = entry.range_for("2.6", "gpu")
+    # the env mode turned both variables on: the claim names what was measured to suffice
+    assert (claim.status, claim.switches, claim.versions) == (
+        "deterministic_with_switch", ("TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS"), ">=2.6,<2.7")
+    assert "Replaces, for TF 2.6, the claim nondeterministic (TF <2.7" in claim.note
+    assert entry.range_for("2.5", "gpu").status == "nondeterministic"
+    assert entry.range_for("2.5", "gpu").sources == old.range_for("2.5", "gpu").sources
+    assert entry.range_for("2.7", "gpu") == old.range_for("2.7", "gpu")
+
+
+def test_too_few_runs_never_turn_a_documented_nondeterministic_claim_around(tmp_path):
+    path = gpu_file(tmp_path / "few.jsonl", "2.6.2", [
+        ("scatter-nd", "forward", {"baseline": ("varies", 8), "env": ("deterministic", 1)})], repeats=5)
+    plan = update.plan(default_catalogue(), [(path, load(path))], accept_conflicts=True)
+    (change,) = plan.changes
+    assert change.kind == update.WEAK and not change.applied and "10 runs" in change.reason
+    code, text, _ = run_cli("catalog", "update", "--from", path, "--accept-conflicts")
+    assert code == OK and "weak evidence, not written (1)" in text and "Nothing to change" in text
+
+
+def test_a_measurement_splits_a_range_that_rests_only_on_measurements(tmp_path):
+    """dense-bincount on CPU is nondeterministic from 2.4, on our measurements only; a run of
+    2.12 where op determinism fixed it often-varying results splits that range."""
+    path = gpu_file(tmp_path / "cpu212.jsonl", "2.12.0", [
+        ("dense-bincount", "forward", {"baseline": ("varies", 40), "env": ("deterministic", 1)})])
+    data = json.loads(open(path).readline())
+    for env in data["environment"].values():
+        env.update(device="cpu", gpus=[], nvidia_driver=None, env={"TF_DETERMINISTIC_OPS": "1"})
+    data["environment"]["baseline"]["env"] = {}
+    lines = open(path).read().splitlines()
+    lines[0] = json.dumps(data, sort_keys=True)
+    open(path, "w").write("\n".join(lines) + "\n")
+    plan = update.plan(default_catalogue(), [(path, load(path))])
+    (change,) = plan.changes
+    assert change.kind == update.SUPERSEDE and change.applied
+    _, catalogue = proposed(plan)
+    entry, old = catalogue.get("dense-bincount"), default_catalogue().get("dense-bincount")
+    claim = entry.range_for("2.12", "cpu")
+    # TF_DETERMINISTIC_OPS is enable_op_determinism from 2.8: named as the catalogue names it there
+    assert claim.status == "deterministic_with_switch" and claim.switches == ("enable_op_determinism",)
+    assert claim.workaround == old.range_for("2.12", "cpu").workaround  # the tfdet advice stays
+    for version in ("2.11", "2.13"):
+        assert entry.range_for(version, "cpu").status == "nondeterministic"
+        assert entry.range_for(version, "cpu").sources == old.range_for(version, "cpu").sources
+    assert [r.versions for r in entry.devices["cpu"]] == ["<2.3", ">=2.3,<2.4", ">=2.4,<2.12", ">=2.12,<2.13", ">=2.13"]
+
+
+# --------------------------------------------------------------------------- the schema's evidence list
+
+def test_evidence_for_a_file_the_range_does_not_cite_is_refused():
+    import copy
+
+    from catalog_fixtures import GOOD_ENTRY, document
+
+    entry = copy.deepcopy(GOOD_ENTRY)
+    item = {"results": "reports/x.jsonl", "tf_version": "2.9.0", "device": "gpu", "runs": 60, "processes": 2,
+            "date": "2026-11-25"}
+    entry["devices"]["gpu"][2]["evidence"] = [item]
+    with pytest.raises(CatalogError) as caught:
+        parse_document(document(entry), "demo.yaml")
+    (problem,) = caught.value.problems
+    assert "evidence for 'reports/x.jsonl', which this range does not cite" in problem.message and problem.line > 0
+    entry["devices"]["gpu"][2]["sources"].append("measured:reports/x.jsonl")
+    (parsed,), _ = parse_document(document(entry), "demo.yaml")
+    assert parsed.devices["gpu"][2].evidence[0].runs == 60
+
+
+# --------------------------------------------------------------------------- bad input
+
+def test_a_missing_results_file_is_one_line_and_exit_3(tmp_path):
+    code, out, err = run_cli("catalog", "update", "--from", str(tmp_path / "nope.jsonl"))
+    assert code == INVALID_INPUT and out == ""
+    assert err.strip().count("\n") == 0 and "nope.jsonl: cannot read" in err and "Traceback" not in err
+
+
+def test_a_file_that_is_not_a_probe_file_is_refused(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"hello": 1}\n')
+    code, _, err = run_cli("catalog", "update", "--from", str(path))
+    assert code == INVALID_INPUT and "notes.jsonl: not a tfdet results file" in err
+
+
+def test_a_malformed_line_names_the_file_and_line(users_gpu_file):
+    lines = open(users_gpu_file).read().splitlines()
+    lines.insert(2, "{not json")
+    open(users_gpu_file, "w").write("\n".join(lines) + "\n")
+    code, _, err = run_cli("catalog", "update", "--from", users_gpu_file)
+    assert code == INVALID_INPUT and "%s:3:" % users_gpu_file in err and err.strip().count("\n") == 0
+
+
+def test_an_output_that_cannot_be_written_is_exit_5(users_gpu_file, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run_cli("catalog", "update", "--from", users_gpu_file, "--out", str(blocker))
+    assert code == WRITE_FAILED and str(blocker) in err and err.strip().count("\n") == 0
+
+
+def test_the_shipped_catalogue_is_never_edited_without_out(users_gpu_file):
+    before = shipped_texts()
+    code, _, _ = run_cli("catalog", "update", "--from", users_gpu_file, "--accept-conflicts")
+    assert code == OK
+    assert shipped_texts() == before
+    assert load_catalogue() is not None
