@@ -384,3 +384,64 @@ def test_the_shipped_catalogue_is_never_edited_without_out(users_gpu_file):
     assert code == OK
     assert shipped_texts() == before
     assert load_catalogue() is not None
+
+
+# --------------------------------------------------------------------------- edges
+
+def test_a_device_with_no_claims_gets_them_from_the_measured_versions(tmp_path):
+    """cpu-multithreading has CPU claims only; a GPU machine's run of it proposes GPU claims:
+    the measured version as measured, every other version unknown, citing the file."""
+    assert "gpu" not in default_catalogue().get("cpu-multithreading").devices
+    path = gpu_file(tmp_path / "gpu.jsonl", "2.6.2", [
+        ("cpu-multithreading", "forward", {"baseline": ("varies", 9), "env": ("varies", 6)})])
+    plan = update.plan(default_catalogue(), [(path, load(path))])
+    (change,) = plan.changes
+    assert change.kind == update.NEW and change.claim is None
+    _, catalogue = proposed(plan)
+    ranges = catalogue.get("cpu-multithreading").devices["gpu"]
+    assert [(r.versions, r.status) for r in ranges] == [
+        ("<2.6", "unknown"), (">=2.6,<2.7", "nondeterministic"), (">=2.7", "unknown")]
+    assert all(r.sources == ("measured:" + path,) for r in ranges)
+
+
+def test_a_tf_outside_the_catalogue_and_cases_it_does_not_know_are_noted(tmp_path):
+    newer = gpu_file(tmp_path / "newer.jsonl", "2.22.0", [
+        ("conv2d-backprop", "gradient", {"baseline": ("varies", 7), "env": ("deterministic", 1)})])
+    fixture = gpu_file(tmp_path / "fixture.jsonl", "2.6.2", [
+        ("fixture-op", "forward", {"baseline": ("varies", 7), "env": ("deterministic", 1)})])
+    plan = update.plan(default_catalogue(), [(newer, load(newer)), (fixture, load(fixture))])
+    assert plan.changes == []
+    assert "TF 2.22.0 is outside the catalogue's versions" in plan.notes[0]
+    assert "not in the catalogue, not compared: fixture-op" in plan.notes[1]
+
+
+def test_where_measurements_disagree_the_one_that_saw_more_variance_wins():
+    fixed = evidence.Inference("deterministic_with_switch", "a", modes=("env",), runs=60)
+    varied = evidence.Inference("nondeterministic", "b", modes=("env",), runs=60)
+    weak_varied_less = evidence.Inference("deterministic", "c", weak=True, runs=10)
+    assert evidence.combine([fixed, varied]) is varied
+    assert evidence.combine([weak_varied_less, fixed]) is fixed  # strong evidence first
+    assert evidence.combine([weak_varied_less]) is weak_varied_less
+
+
+def test_catalog_show_lists_the_evidence(measured_proposal):
+    from tfdet.cli.catalog_cmd import render_entry
+
+    _, catalogue = measured_proposal
+    text = render_entry(catalogue.get("unsorted-segment-sum"))
+    assert ("measured: reports/measured/bincount-segment-scatter-cpu-tf2.6.jsonl (TF 2.6.4, cpu, AMD EPYC, 2 cores"
+            in text)
+    assert "60 runs in 2 processes, 2026-11-21T20:44:02+00:00)" in text
+
+
+def test_the_readmes_example_output_is_what_the_command_prints(at_root, monkeypatch):
+    """The README shows a real run on reports/measured/; re-run on the files it names, it prints the same."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    command = "$ tfdet catalog update --from reports/measured/*.jsonl\n"
+    shown = readme.split(command, 1)[1].split("\n$ ", 1)[0]
+    files = [line.split(":", 1)[0].strip() for line in shown.splitlines() if line.startswith("  reports/")]
+    assert len(files) == 5
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, _ = run_cli("catalog", "update", "--from", *files)
+    assert code == OK and out.rstrip("\n") == shown.rstrip("\n")

@@ -334,7 +334,8 @@ def describe(changes):
         if not any(c.applied for c in changes):
             return "%s: agrees with %s; already cited" % (head, claim)
         sources = _unique(s for c in changes for s in c.add_sources)
-        added = ("add " + ", ".join(sources)) if sources else "add evidence for the files it already cites"
+        added = ("add measured: " + ", ".join(s.partition(":")[2] for s in sources)) if sources else (
+            "add evidence for the files it already cites")
         return "%s: agrees with %s; %s" % (head, claim, added)
     if first.kind in (NEW, SUPERSEDE, CONFLICT):
         proposal = first.proposal

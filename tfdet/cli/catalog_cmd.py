@@ -380,8 +380,22 @@ def run_update(args, out):
         json.dump(_update_json(plan, loaded, source, changed, written, args, code), out, indent=2)
         out.write("\n")
     else:
-        out.write(fit_lines(render_update(plan, loaded, source, changed, written, args), output_width(out)) + "\n")
+        out.write(_hanging(render_update(plan, loaded, source, changed, written, args), output_width(out)) + "\n")
     return code
+
+
+def _hanging(text, width):
+    """Each long line wrapped to width, its continuation indented under its text ('  - ' items). Pure."""
+    if width is None:
+        return text
+    lines = []
+    for line in text.splitlines():
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        hang = indent + (2 if body.startswith("- ") else 4 if indent else 2)
+        lines.append(textwrap.fill(line, width, subsequent_indent=" " * hang, break_long_words=False,
+                                   break_on_hyphens=False) if len(line) > width else line)
+    return "\n".join(lines)
 
 
 def _write_copy(directory, texts, after):
@@ -406,9 +420,9 @@ def _write_patch(target, texts, before, after):
     lines = []
     for path, _ in texts:
         if after[path] != before[path]:
-            name = _cite(path)
-            lines.extend(difflib.unified_diff(before[path].splitlines(True), after[path].splitlines(True),
-                                              "a/" + name, "b/" + name))
+            name = _cite(path)  # a/ and b/ as git writes them, for `git apply` or `patch -p1` from here
+            old, new = ("a/" + name, "b/" + name) if not os.path.isabs(name) else (name, name)
+            lines.extend(difflib.unified_diff(before[path].splitlines(True), after[path].splitlines(True), old, new))
     with open(target, "w", encoding="utf-8") as handle:
         handle.writelines(lines)
     return target
@@ -422,6 +436,13 @@ _HEADINGS = (
     ("not_reproduced", "not reproduced: the claim says it varies, it did not vary here (no change)"),
     ("inconclusive", "inconclusive (no change)"),
 )
+
+
+def _by_version(item):
+    try:
+        return (catalog.tf_minor(item[1].header.tf_version), item[0])
+    except (TypeError, ValueError):
+        return (catalog.COVERED_TF_VERSIONS[-1], item[0])
 
 
 def _file_line(cited, results):
@@ -442,7 +463,7 @@ def render_update(plan, loaded, source, changed, written, args):
 
     lines = ["%d results file%s against the catalogue at %s:" % (
         len(loaded), "" if len(loaded) == 1 else "s", _cite(source))]
-    lines.extend(_file_line(cited, results) for cited, results in loaded)
+    lines.extend(_file_line(cited, results) for cited, results in sorted(loaded, key=_by_version))
     lines.extend("  note: " + note for note in plan.notes)
     for kind, heading in _HEADINGS:
         changes = plan.of_kind(kind)
