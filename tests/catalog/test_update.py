@@ -445,3 +445,18 @@ def test_the_readmes_example_output_is_what_the_command_prints(at_root, monkeypa
     monkeypatch.setenv("COLUMNS", "100")
     code, out, _ = run_cli("catalog", "update", "--from", *files)
     assert code == OK and out.rstrip("\n") == shown.rstrip("\n")
+
+
+def test_runs_that_did_not_vary_never_replace_a_claim_that_it_varies(tmp_path):
+    """unsorted-segment-sum on GPUs in 2.6 raises once determinism is on (documented); a run where
+    it neither varied nor raised is a conflict for a person, never applied, even when accepted."""
+    path = gpu_file(tmp_path / "quiet.jsonl", "2.6.2", [
+        ("unsorted-segment-sum", "forward", {"baseline": ("deterministic", 1), "env": ("deterministic", 1)})])
+    plan = update.plan(default_catalogue(), [(path, load(path))], accept_conflicts=True)
+    (change,) = plan.changes
+    assert change.kind == update.CONFLICT and change.proposal.status == "deterministic"
+    assert not change.applied and not change.acceptable and plan.open_conflicts
+    texts, catalogue = proposed(plan)
+    path = default_catalogue().get("unsorted-segment-sum").origin.path
+    assert "never replaced by runs that did not vary" in " ".join(texts[path].replace("#", " ").split())
+    assert catalogue.get("unsorted-segment-sum").devices == default_catalogue().get("unsorted-segment-sum").devices

@@ -35,7 +35,7 @@ from packaging.version import Version
 from ..results.interpret import by_case
 from . import crosscheck
 from .evidence import combine, infer, provenance, strong_runs
-from .model import ErrorInfo, Evidence, VersionRange
+from .model import VARYING_STATUSES, ErrorInfo, Evidence, VersionRange
 from .versions import COVERED_TF_VERSIONS, format_versions, tf_minor
 
 AGREE, NEW, SUPERSEDE, CONFLICT = "agree", "new", "supersede", "conflict"
@@ -95,12 +95,7 @@ class Change:
     add_sources: Tuple[str, ...] = ()  # agree: sources to add to the claim
     add_evidence: Tuple[Evidence, ...] = ()
     applied: bool = False
-
-    @property
-    def claim_text(self):
-        if self.claim is None:
-            return "no claim for %s" % self.device
-        return "%s (TF %s; %s)" % (self.claim.status, self.claim.versions, ", ".join(self.claim.sources))
+    acceptable: bool = True  # a conflict --accept-conflicts may apply
 
     @property
     def measured_status(self):
@@ -112,7 +107,7 @@ class Change:
 class Plan:
     changes: list
     notes: list = field(default_factory=list)  # files or cases not compared, and why
-    files: list = field(default_factory=list)  # [(cited path, Evidence-like header summary)]
+    files: list = field(default_factory=list)  # the results files, as cited
 
     def of_kind(self, *kinds):
         return [c for c in self.changes if c.kind in kinds]
@@ -222,11 +217,17 @@ def _decide(entry, device, version, items, accept_conflicts):
     if crosscheck.DISAGREEMENT in kinds:
         if inference.weak:
             return change(WEAK, "contradicts the claim, but %s: %s" % (_weak_reason(inference), " ".join(messages)))
+        if inference.status == claim.status:
+            return change(INCONCLUSIVE, "measured %s as the claim says, yet: %s" % (inference.status, " ".join(messages)))
+        proposal = _proposal(entry, claim, items, inference, claim)
+        if inference.status == "deterministic" and claim.status in VARYING_STATUSES:
+            # "did not vary" never overrules a claim that it varies, however many runs: a person decides
+            return change(CONFLICT, " ".join(messages) + " A claim that an op varies is never replaced by runs "
+                          "that did not vary; not applied even with --accept-conflicts.", proposal=proposal,
+                          acceptable=False)
         if documented(claim):
-            proposal = _proposal(entry, claim, items, inference, claim)
             return change(CONFLICT, " ".join(messages), proposal=proposal, applied=accept_conflicts)
-        return change(SUPERSEDE, " ".join(messages), proposal=_proposal(entry, claim, items, inference, claim),
-                      applied=True)
+        return change(SUPERSEDE, " ".join(messages), proposal=proposal, applied=True)
     if inference.status == claim.status:
         if inference.weak:
             return change(WEAK, "agrees, but %s" % _weak_reason(inference))

@@ -184,9 +184,10 @@ def _edit_old(text, start, node, versions=None, sources=(), evidence=()):
 def _comment(change, indent):
     proposal = change.proposal
     text = ("tfdet catalog update: CONFLICT, not applied: measured %s%s in TF %s on %s (%s) against this "
-            "documented claim. %s A person decides: edit this range, or run again with --accept-conflicts." % (
+            "documented claim. %s A person decides: edit this range%s." % (
                 proposal.status, " (%s)" % ", ".join(proposal.switches) if proposal.switches else "",
-                change.version, change.device, ", ".join(proposal.sources), change.reason))
+                change.version, change.device, ", ".join(proposal.sources), change.reason,
+                ", or run again with --accept-conflicts" if change.acceptable else ""))
     return ["%s# %s" % (indent, line) for line in textwrap.wrap(text, WIDTH - len(indent) - 2, break_long_words=False)]
 
 
