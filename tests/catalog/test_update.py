@@ -460,3 +460,36 @@ def test_runs_that_did_not_vary_never_replace_a_claim_that_it_varies(tmp_path):
     path = default_catalogue().get("unsorted-segment-sum").origin.path
     assert "never replaced by runs that did not vary" in " ".join(texts[path].replace("#", " ").split())
     assert catalogue.get("unsorted-segment-sum").devices == default_catalogue().get("unsorted-segment-sum").devices
+
+
+def test_json_says_what_changes_and_why(users_gpu_file):
+    code, out, _ = run_cli("catalog", "update", "--from", users_gpu_file, "--json")
+    data = json.loads(out)
+    assert code == FINDING and data["exit_code"] == FINDING and data["open_conflicts"] == 1
+    kinds = {(c["id"], c["kind"], c["applied"]) for c in data["changes"]}
+    assert kinds == {("conv2d-backprop", "agree", True), ("scatter-nd", "conflict", False)}
+    conflict = next(c for c in data["changes"] if c["kind"] == "conflict")
+    assert conflict["claim"]["status"] == "nondeterministic" and conflict["measured_status"] == "deterministic_with_switch"
+    assert conflict["proposal"]["evidence"][0]["gpu"].startswith("NVIDIA A100")
+    assert "The catalogue says nondeterministic" in conflict["reason"]
+    assert data["written"] is None and data["files_changed"]  # proposed, not written
+
+
+def test_flow_style_ranges_of_a_users_catalogue_are_refused_clearly(tmp_path, users_gpu_file):
+    path = tmp_path / "mine.yaml"
+    path.write_text("""schema_version: 1
+entries:
+  - id: conv2d-backprop
+    title: Mine
+    description: A user's own entry, its ranges written in flow style.
+    apis: [tf.nn.conv2d]
+    raw_ops: [Conv2DBackpropFilter]
+    direction: gradient
+    gradient_wrt: [filter]
+    root_cause: algorithm_selection
+    devices:
+      gpu: [{versions: ">=1.14", status: deterministic, sources: ["tf-issue:1"]}]
+    sources: ["tf-issue:1"]
+""")
+    code, _, err = run_cli("catalog", "update", "--from", users_gpu_file, "--catalog", str(path))
+    assert code == INVALID_INPUT and "flow style" in err and err.strip().count("\n") == 0

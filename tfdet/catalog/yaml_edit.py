@@ -228,6 +228,9 @@ def _device_edits(text, entry, node, device, changes):
     if ranges is None:
         return [_new_device(text, devices_node, device, proposals)]
     sequence = _value(devices_node, device)
+    if sequence.flow_style or any(item.flow_style for item in sequence.value):
+        raise EditError("%s: the %s ranges of %s are in flow style ([...] or {...}); write them as block "
+                        "lists for tfdet to edit them" % (entry.origin, device, entry.id))
     out = []
     for version_range, item in zip(ranges, sequence.value):
         covered = [v for v in COVERED_TF_VERSIONS if version_range.covers(v)]

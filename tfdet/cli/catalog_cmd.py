@@ -364,7 +364,9 @@ def run_update(args, out):
         changed = [path for path, _ in texts if after[path] != before[path]]
         # the edited files must be valid: schema, coverage of every version, switches that exist
         catalogue_from_texts([(path, after[path]) for path in changed], cat.switches)
-    except (yaml_edit.EditError, catalog.CatalogError) as exc:
+    except yaml_edit.EditError as exc:
+        raise CommandError("cannot edit the catalogue: %s" % exc, INVALID_INPUT) from None
+    except catalog.CatalogError as exc:
         raise CommandError("the proposed catalogue would be invalid, so nothing was written "
                            "(please report this): %s" % exc, INVALID_INPUT) from None
     written = None
