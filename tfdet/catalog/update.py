@@ -301,7 +301,7 @@ def _first_line(message):
 
 
 def claim_words(version_range, device):
-    """'deterministic (TF >=1.14; tf-release:2.7 + 4 measured)' for a claim in the summary."""
+    """'deterministic, TF >=1.14 (tf-release:2.7 + 4 measured)' for a claim in the summary."""
     if version_range is None:
         return "no claim for %s" % device
     documented_sources = [s for s in version_range.sources if s.partition(":")[0] != MEASURED_KIND]
@@ -309,7 +309,7 @@ def claim_words(version_range, device):
     cited = ", ".join(documented_sources) + (" + " if documented_sources and measured else "") + (
         "%d measured" % measured if measured else "")
     switches = " (%s)" % ", ".join(version_range.switches) if version_range.switches else ""
-    return "%s%s (TF %s; %s)" % (version_range.status, switches, version_range.versions, cited)
+    return "%s%s, TF %s (%s)" % (version_range.status, switches, version_range.versions, cited)
 
 
 def group(changes):

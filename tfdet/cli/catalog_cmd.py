@@ -499,8 +499,9 @@ def render_update(plan, loaded, source, changed, written, args):
             "not written: use --out DIR or --patch FILE")
         lines.append("Proposed: %d change%s in %s; %s." % (len(applied), "" if len(applied) == 1 else "s", names, where))
     if plan.open_conflicts:
-        lines.append("%d conflict%s with documented claims need a person's decision (exit 1)." % (
-            len(plan.open_conflicts), "" if len(plan.open_conflicts) == 1 else "s"))
+        count = len(plan.open_conflicts)
+        lines.append("%d conflict%s with documented claims need%s a person's decision (exit 1)." % (
+            count, "" if count == 1 else "s", "s" if count == 1 else ""))
     return "\n".join(lines)
 
 
