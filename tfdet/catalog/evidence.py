@@ -68,7 +68,7 @@ class Inference:
     modes: Tuple[str, ...] = ()  # the determinism modes the status rests on (that fixed it or raised)
     error_type: Optional[str] = None
     error_message: Optional[str] = None
-    runs: int = 0  # the fewest runs of the modes it rests on (0 where only errors were seen)
+    runs: int = 0  # the fewest runs of the modes it rests on (for an error: the baseline's)
 
 
 def _few(record):
@@ -104,7 +104,8 @@ def infer(records_by_mode, mode_switches, switch_exists=True):
                 ", ".join(raised), ", ".join(varied + fixed), figures))
         first = switched[raised[0]]
         return Inference("raises_under_determinism", "raised once determinism was on (%s)" % figures,
-                         modes=tuple(raised), error_type=first.error_type, error_message=first.error_message)
+                         modes=tuple(raised), error_type=first.error_type, error_message=first.error_message,
+                         runs=base.runs or 0)
     if base.outcome == VARIES or varied:
         if varied or fixed:
             if varied:
