@@ -30,6 +30,7 @@ strong_runs() runs in at least MIN_PROCESSES processes in every mode it rests on
 weaker evidence is reported and never written into the catalogue.
 """
 
+import functools
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -43,6 +44,7 @@ MAX_RATE_LEFT_OPEN = 0.10
 MIN_PROCESSES = 2
 
 
+@functools.lru_cache(maxsize=None)
 def strong_runs():
     """The fewest identical runs that rule out a per-run rate above MAX_RATE_LEFT_OPEN (29)."""
     from ..results.stats import max_rate_ruled_out  # numpy: imported only when measurements are judged
@@ -51,6 +53,7 @@ def strong_runs():
     while max_rate_ruled_out(runs) > MAX_RATE_LEFT_OPEN:
         runs += 1
     return runs
+
 
 # How much a status says an op varies: where measurements of one entry disagree
 # (two passes, two files), the one that saw more variance wins.
