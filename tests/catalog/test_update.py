@@ -14,8 +14,8 @@ import pytest
 
 import records
 from cli_runner import run_cli
-from tfdet.catalog import CatalogError, default_catalogue, evidence, load_catalogue, update, yaml_edit
-from tfdet.catalog.load import read_texts
+from tfdet.catalog import COVERED_TF_VERSIONS, CatalogError, default_catalogue, evidence, load_catalogue, update, yaml_edit
+from tfdet.catalog.load import catalogue_from_texts, read_texts
 from tfdet.catalog.validate import parse_document
 from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK, WRITE_FAILED
 from tfdet.results import Build, ProbeResultsWriter, load
@@ -48,8 +48,6 @@ def proposed(plan, catalogue=None):
     """The plan written into the shipped files, loaded back through full validation."""
     catalogue = catalogue or default_catalogue()
     texts = yaml_edit.apply(shipped_texts(), catalogue, plan)
-    from tfdet.catalog.load import catalogue_from_texts
-
     return texts, catalogue_from_texts(sorted(texts.items()))
 
 
@@ -64,14 +62,14 @@ def by_key(plan):
 
 # --------------------------------------------------------------------------- the status table
 
-def rec(mode, outcome, runs=60, processes=2, distinct=None, **fields):
+def rec(mode, outcome, runs=60, processes=2, distinct=None, name="demo", **fields):
     if distinct is None and outcome in ("deterministic", "varies"):
         distinct = 1 if outcome == "deterministic" else 5
     if outcome == "raised":
         fields.setdefault("error_type", "UnimplementedError")
         fields.setdefault("error_message", "Determinism is not yet supported in GPU implementation of Demo.")
         runs = distinct = None
-    return records.case("demo", mode, outcome, runs=runs, distinct=distinct, processes=processes, **fields)
+    return records.case(name, mode, outcome, runs=runs, distinct=distinct, processes=processes, **fields)
 
 
 ON = {"baseline": frozenset(), "env": frozenset({"TF_DETERMINISTIC_OPS"}),
@@ -493,3 +491,60 @@ entries:
 """)
     code, _, err = run_cli("catalog", "update", "--from", users_gpu_file, "--catalog", str(path))
     assert code == INVALID_INPUT and "flow style" in err and err.strip().count("\n") == 0
+
+
+# --------------------------------------------------------------------------- any measurements
+
+def _results_of(measurements):
+    """In-memory ProbeResults, one per (device, TF version), for probe_measurements' tuples."""
+    files = {}
+    for entry_id, device, version, base, env, runs in measurements:
+        files.setdefault((device, version), []).append((entry_id, base, env, runs))
+    loaded = []
+    for (device, version), cases in sorted(files.items()):
+        environments = {mode: records.environment(tf_version=version + ".0", device=device, env=env)
+                        for mode, env in (("baseline", {}), ("env", dict(GPU_ENV)))}
+        header = records.header(modes=("baseline", "env"), environment=environments,
+                                planned=[[c[0], "forward"] for c in cases])
+        found = []
+        for entry_id, base, env, runs in cases:
+            found.extend(rec(mode, outcome, runs=runs, name=entry_id) for mode, outcome in (("baseline", base), ("env", env)))
+        loaded.append(("reports/measured/%s-tf%s.jsonl" % (device, version), records.results(header, found)))
+    return loaded
+
+
+@pytest.mark.slow
+def test_any_measurements_give_a_valid_catalogue_that_says_what_was_applied():
+    from hypothesis import HealthCheck, given, settings
+
+    from strategies import probe_measurements
+
+    catalogue = default_catalogue()
+    ids = [e.id for e in catalogue][::4] + ["bincount", "dense-bincount", "scatter-nd", "cpu-multithreading"]
+    versions = ["1.15", "2.0", "2.4", "2.5", "2.6", "2.7", "2.8", "2.12", "2.20", "2.21"]
+    texts = shipped_texts()
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(probe_measurements(ids, versions))
+    def check(measurements):
+        plan = update.plan(catalogue, _results_of(measurements), accept_conflicts=True)
+        after = yaml_edit.apply(texts, catalogue, plan)
+        edited = catalogue_from_texts(sorted(after.items()))  # valid: schema, coverage, switches
+        changed = {(c.entry_id, c.device, c.version): c for c in plan.changes if c.applied}
+        for entry in catalogue:
+            for device in ("cpu", "gpu"):
+                for version in COVERED_TF_VERSIONS:
+                    old, new = entry.range_for(version, device), edited.get(entry.id).range_for(version, device)
+                    change = changed.get((entry.id, device, version))
+                    if change is not None and change.proposal is not None:
+                        assert new.status == change.proposal.status
+                        assert set(change.proposal.sources) <= set(new.sources)
+                    elif old is not None:  # untouched: the same claim, perhaps with more measured sources
+                        assert (new.status, new.switches, new.note) == (old.status, old.switches, old.note)
+                        assert set(old.sources) <= set(new.sources)
+                        assert all(s.startswith("measured:") for s in set(new.sources) - set(old.sources))
+                    else:
+                        assert new is None or new.status in ("unknown",)
+
+    check()
+
