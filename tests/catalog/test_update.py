@@ -548,3 +548,17 @@ def test_any_measurements_give_a_valid_catalogue_that_says_what_was_applied():
 
     check()
 
+
+
+def test_out_may_be_the_catalogues_own_directory_when_asked(tmp_path, users_gpu_file):
+    import shutil
+
+    mine = tmp_path / "catalogue"
+    shutil.copytree(default_catalogue_dir(), mine, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    before = {name: (mine / name).read_text() for name in os.listdir(mine)}
+    code, _, err = run_cli("catalog", "update", "--from", users_gpu_file, "--catalog", str(mine), "--out", str(mine))
+    assert code == FINDING, err
+    changed = sorted(name for name in before if (mine / name).read_text() != before[name])
+    assert changed == ["convolution_pooling.yaml", "sparse_scatter.yaml"]
+    assert not [n for n in os.listdir(mine) if n.endswith(".tmp-tfdet")]
+    assert run_cli("catalog", "check", str(mine))[0] == OK

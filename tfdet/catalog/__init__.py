@@ -1,4 +1,10 @@
-"""The catalogue of known-nondeterministic TensorFlow ops: load, validate, query."""
+"""The catalogue of known-nondeterministic TensorFlow ops: load, validate, query.
+
+Beside the facade: crosscheck (a measurement against a claim), evidence (a
+measurement in the catalogue's words), update and yaml_edit (`tfdet catalog
+update`). They read probe results, so they are imported where used, not here:
+tfdet.patch() loads the catalogue and needs none of them.
+"""
 
 from .errors import CatalogError, Problem
 from .load import default_catalogue, load_catalogue, load_user_catalogue
