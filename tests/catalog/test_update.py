@@ -562,3 +562,17 @@ def test_out_may_be_the_catalogues_own_directory_when_asked(tmp_path, users_gpu_
     assert changed == ["convolution_pooling.yaml", "sparse_scatter.yaml"]
     assert not [n for n in os.listdir(mine) if n.endswith(".tmp-tfdet")]
     assert run_cli("catalog", "check", str(mine))[0] == OK
+
+
+def test_what_the_patched_mode_did_is_a_note_not_an_edit():
+    """bincount on CPU in 2.21: nondeterministic, and tfdet.patch() replaces it. A patched run
+    that still varied says something about tfdet, not about TensorFlow's claim."""
+    header = records.header(modes=("baseline", "api", "patched"), environment={
+        mode: records.environment(env={"TF_DETERMINISTIC_OPS": "1"} if mode == "patched" else {})
+        for mode in ("baseline", "api", "patched")}, repeats=30)
+    cases = [rec("baseline", "varies", name="bincount"), rec("api", "varies", name="bincount"),
+             rec("patched", "varies", name="bincount")]
+    plan = update.plan(default_catalogue(), [("run.jsonl", records.results(header, cases))])
+    (change,) = plan.changes
+    assert change.kind == update.AGREE and change.add_sources == ("measured:run.jsonl",)
+    assert any("about tfdet.patch()" in note and "bincount cpu TF 2.21" in note for note in plan.notes)

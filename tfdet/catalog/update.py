@@ -172,7 +172,13 @@ def measurements(catalogue, results, cited):
             continue
         version_range = entry.range_for(minor, device)
         claim = crosscheck.Claim.from_range(version_range, entry.condition, entry.fixed_by_seeding)
-        findings = tuple(crosscheck.check(case, pass_name, claim, records, switch_sets))
+        findings = crosscheck.check(case, pass_name, claim, records, switch_sets)
+        # what tfdet.patch() did is about tfdet, not about TensorFlow's claim: said, never an edit
+        for finding in findings:
+            if finding.modes == (crosscheck.PATCHED,) and finding.kind == crosscheck.DISAGREEMENT:
+                notes.append("%s: %s %s TF %s: %s (about tfdet.patch(), not the catalogue's claim)" % (
+                    cited, case, device, minor, finding.message))
+        findings = tuple(f for f in findings if f.modes != (crosscheck.PATCHED,))
         inference = infer(records, switch_sets, switch_exists)
         options = [claim_switches(switch_sets.get(m, ()), catalogue, tf_version) for m in inference.modes]
         switches = min(options, key=len) if options else ()
