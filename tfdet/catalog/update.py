@@ -218,14 +218,14 @@ def _decide(entry, device, version, items, accept_conflicts):
     if claim is None or claim.status == "unknown":
         if inference.weak:
             return change(WEAK, _weak_reason(inference))
-        return change(NEW, inference.reason, proposal=_proposal(entry, claim, items, inference, None),
+        return change(NEW, inference.reason, proposal=_proposal(items, inference, None),
                       applied=True)
     if crosscheck.DISAGREEMENT in kinds:
         if inference.weak:
             return change(WEAK, "contradicts the claim, but %s: %s" % (_weak_reason(inference), " ".join(messages)))
         if inference.status == claim.status:
             return change(INCONCLUSIVE, "measured %s as the claim says, yet: %s" % (inference.status, " ".join(messages)))
-        proposal = _proposal(entry, claim, items, inference, claim)
+        proposal = _proposal(items, inference, claim)
         if inference.status == "deterministic" and claim.status in VARYING_STATUSES:
             # "did not vary" never overrules a claim that it varies, however many runs: a person decides
             return change(CONFLICT, " ".join(messages) + " A claim that an op varies is never replaced by runs "
@@ -275,7 +275,7 @@ def _unique_evidence(items):
     return out
 
 
-def _proposal(entry, claim, items, inference, replaced):
+def _proposal(items, inference, replaced):
     """The claim the measurements make for their version; `replaced`: the claim they contradict."""
     resting = [m for m in items if m.inference.status == inference.status and not m.inference.weak] or list(items)
     first = next((m for m in resting if m.inference is inference), resting[0])
@@ -319,7 +319,7 @@ def claim_words(version_range, device):
 
 
 def group(changes):
-    """Changes of one kind to one claim with the same proposal, together: [[Change]] in catalogue order."""
+    """Changes of one kind to one claim with the same proposal, together: [[Change]] by entry, device, version."""
     groups = OrderedDict()
     for change in sorted(changes, key=lambda c: (c.entry_id, c.device, c.version)):
         proposal = change.proposal.key() if change.proposal else None
