@@ -208,7 +208,7 @@ def _decide(entry, device, version, items, accept_conflicts):
     claim = entry.range_for(version, device)
     inference = combine([m.inference for m in items])
     kinds = {f.kind for m in items for f in m.findings}
-    messages = _unique(f.message for m in items for f in m.findings if f.kind == crosscheck.DISAGREEMENT)
+    messages = unique(f.message for m in items for f in m.findings if f.kind == crosscheck.DISAGREEMENT)
 
     def change(kind, reason, **fields):
         return Change(kind, entry.id, device, version, claim, items, reason, **fields)
@@ -238,15 +238,15 @@ def _decide(entry, device, version, items, accept_conflicts):
         if inference.weak:
             return change(WEAK, "agrees, but %s" % _weak_reason(inference))
         agreeing = [m for m in items if m.inference.status == claim.status and not m.inference.weak]
-        sources = _unique("measured:" + m.results for m in agreeing)
+        sources = unique("measured:" + m.results for m in agreeing)
         add_sources = tuple(s for s in sources if s not in claim.sources)
         have = {e.results for e in claim.evidence}
-        add_evidence = tuple(_unique_evidence(m.evidence for m in agreeing if m.results not in have))
+        add_evidence = tuple(unique_evidence(m.evidence for m in agreeing if m.results not in have))
         reason = inference.reason if (add_sources or add_evidence) else "agrees; already cited"
         return change(AGREE, reason, add_sources=add_sources, add_evidence=add_evidence,
                       applied=bool(add_sources or add_evidence))
     if crosscheck.NOT_REPRODUCED in kinds:
-        return change(NOT_REPRODUCED, " ".join(_unique(f.message for m in items for f in m.findings
+        return change(NOT_REPRODUCED, " ".join(unique(f.message for m in items for f in m.findings
                                                        if f.kind == crosscheck.NOT_REPRODUCED)))
     return change(INCONCLUSIVE, "measured %s (%s), which does not test the claim %s%s" % (
         inference.status, inference.reason, claim.status,
@@ -258,7 +258,8 @@ def _weak_reason(inference):
         inference.runs, strong_runs(), inference.reason)
 
 
-def _unique(values):
+def unique(values):
+    """values without repeats, in order."""
     seen = []
     for value in values:
         if value not in seen:
@@ -266,7 +267,8 @@ def _unique(values):
     return seen
 
 
-def _unique_evidence(items):
+def unique_evidence(items):
+    """Evidence items, one per results file, in order."""
     seen, out = set(), []
     for item in items:
         if item.results not in seen:
@@ -290,8 +292,8 @@ def _proposal(items, inference, replaced):
         note += " Replaces, for TF %s, the claim %s (TF %s; %s)." % (
             first.version, replaced.status, replaced.versions, ", ".join(replaced.sources))
     return Proposal(
-        status=inference.status, sources=tuple(_unique("measured:" + m.results for m in resting)),
-        evidence=tuple(_unique_evidence(m.evidence for m in resting)), note=note,
+        status=inference.status, sources=tuple(unique("measured:" + m.results for m in resting)),
+        evidence=tuple(unique_evidence(m.evidence for m in resting)), note=note,
         switches=first.switches if inference.status in ("deterministic_with_switch", "raises_under_determinism")
         else (), error=error)
 
@@ -334,13 +336,13 @@ def describe(changes):
     first = changes[0]
     head = "%s %s TF %s" % (first.entry_id, first.device, versions_text({c.version for c in changes}))
     claim = claim_words(first.claim, first.device)
-    reasons = _unique(c.reason for c in changes)
+    reasons = unique(c.reason for c in changes)
     why = reasons[0] if len(reasons) == 1 else "; ".join(
         "TF %s: %s" % (c.version, c.reason) for c in changes)
     if first.kind == AGREE:
         if not any(c.applied for c in changes):
             return "%s: agrees with %s; already cited" % (head, claim)
-        sources = _unique(s for c in changes for s in c.add_sources)
+        sources = unique(s for c in changes for s in c.add_sources)
         added = ("add measured: " + ", ".join(s.partition(":")[2] for s in sources)) if sources else (
             "add evidence for the files it already cites")
         return "%s: agrees with %s; %s" % (head, claim, added)

@@ -23,7 +23,8 @@ import textwrap
 
 import yaml
 
-from .update import APPLIED, CONFLICT
+from .model import VARYING_STATUSES
+from .update import APPLIED, CONFLICT, unique, unique_evidence
 from .versions import COVERED_TF_VERSIONS
 
 WIDTH = 110  # the catalogue's widest lines
@@ -256,11 +257,11 @@ def _device_edits(text, entry, node, device, changes):
                 sources = [s for v in versions if v in extras for s in extras[v].add_sources]
                 evidence = [e for v in versions if v in extras for e in extras[v].add_evidence]
                 piece, end = _edit_old(text, start, item, None if spec == version_range.versions else spec,
-                                       _dedupe(sources), _dedupe_evidence(evidence))
+                                       unique(sources), unique_evidence(evidence))
                 lines.append(piece)
             else:
                 merged = _merge([proposals[v] for v in versions])
-                keep = merged.status in ("nondeterministic", "deterministic_with_switch", "raises_under_determinism")
+                keep = merged.status in VARYING_STATUSES  # tfdet's own fix and advice still apply
                 lines.extend(render_range(spec, merged, indent, version_range.patch if keep else None,
                                           version_range.workaround if keep else None))
         if end is None:
@@ -274,33 +275,16 @@ def _next(version):
     return COVERED_TF_VERSIONS[index + 1] if index + 1 < len(COVERED_TF_VERSIONS) else None
 
 
-def _dedupe(values):
-    out = []
-    for value in values:
-        if value not in out:
-            out.append(value)
-    return out
-
-
-def _dedupe_evidence(items):
-    out, seen = [], set()
-    for item in items:
-        if item.results not in seen:
-            seen.add(item.results)
-            out.append(item)
-    return out
-
-
 def _merge(proposals):
     """One proposal for neighbouring versions with the same claim: their sources, evidence and notes together."""
     first = proposals[0]
     if len(proposals) == 1:
         return first
-    notes = _dedupe(p.note for p in proposals)
+    notes = unique(p.note for p in proposals)
     return type(first)(
         status=first.status, switches=first.switches, error=first.error, note=" ".join(notes),
-        sources=tuple(_dedupe(s for p in proposals for s in p.sources)),
-        evidence=tuple(_dedupe_evidence(e for p in proposals for e in p.evidence)))
+        sources=tuple(unique(s for p in proposals for s in p.sources)),
+        evidence=tuple(unique_evidence(e for p in proposals for e in p.evidence)))
 
 
 def _new_device(text, devices_node, device, proposals):
@@ -309,7 +293,7 @@ def _new_device(text, devices_node, device, proposals):
     key_indent = " " * first_device.start_mark.column
     indent = key_indent + "    "
     measured = sorted(proposals)
-    sources = _dedupe(s for v in measured for s in proposals[v].sources)
+    sources = unique(s for v in measured for s in proposals[v].sources)
     lines = ["%s%s:" % (key_indent, device)]
     runs, current = [], None
     for version in COVERED_TF_VERSIONS:
