@@ -73,6 +73,10 @@ SIDEWAYS = {
     ("diverge", "probe"): "diverge reuses the probe's mode definitions and process launcher",
     # The patched mode calls tfdet.patch() inside the training process.
     ("diverge", "facade"): "a patched training calls tfdet.patch()",
+    # The catalogue judges measurements against its claims (catalog.crosscheck, used by
+    # the report and by `tfdet catalog update`) in the results' own words: outcomes,
+    # modes, records. One way only: tfdet.results never imports the catalogue.
+    ("catalog", "results"): "the catalogue's claims are checked against measured results",
 }
 
 # Edges (importer, imported) that break the layers and are allowed for now. The

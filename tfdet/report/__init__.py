@@ -2,10 +2,11 @@
 
 model.py turns typed results (tfdet.results) into a view model (pure), its
 steps each in a module of their own (runs, environment, grid, findings, prose,
-charts, on formatting and view); crosscheck.py compares measurements with the
-catalogue (pure), svg.py draws the charts (pure), render.py renders the page
-with Jinja2 (autoescaped). matrix_page.py pivots the same grid into one
-table per mode with TF versions as columns (`tfdet report --matrix`).
+charts, on formatting and view); tfdet.catalog.crosscheck compares
+measurements with the catalogue (pure; `tfdet catalog update` uses it too),
+svg.py draws the charts (pure), render.py renders the page with Jinja2
+(autoescaped). matrix_page.py pivots the same grid into one table per mode
+with TF versions as columns (`tfdet report --matrix`).
 """
 
 from .model import build_report
