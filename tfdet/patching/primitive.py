@@ -60,6 +60,7 @@ working eagerly, inside tf.function and in TF1 graph mode.
 """
 
 import contextlib
+import sys
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 METHODS = ("auto", "stock", "order_fixed")
@@ -70,6 +71,10 @@ _MAX_CHUNK = 16
 
 # Longest run of one segment reduced in one step by the path for one-element rows (_scalar_runs).
 _MAX_RUN = 256
+
+# Rows of at most this many elements are read once through the sort permutation and reduced
+# as padded runs (_scalar_runs); wider rows by chunk levels (_levels).
+_NARROW = 4
 
 # Bits of the key sorted by one pass of the radix sort (see _stable_sort).
 _RADIX_BITS = 8
@@ -348,6 +353,9 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
             v = tf.gather(v, index_map)
         out = tf.cast(_scalar_runs(v, s, starts, num_segments, reduction), x.dtype)
         return _with_checks(checks, out[:, tf.newaxis])
+    if depth is not None and depth <= _NARROW:  # narrow rows: read once in sorted order, then the same
+        xs = x if index_map is None else tf.gather(x, index_map)
+        return _with_checks(checks, _scalar_runs(xs, s, starts, num_segments, reduction))
     lens = tf.concat([starts, tf.reshape(n, [1])], 0)[1:] - starts
     uniq = tf.gather(s, starts)
     return _with_checks(checks, _levels(x, index_map, starts, lens, uniq, num_segments, reduction))
@@ -427,12 +435,13 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
 
 
 def _scalar_runs(v, s, starts, num_segments, reduction):
-    """[num_segments]: the reduction of v over each run of equal ids in the sorted s (runs begin at `starts`).
+    """[num_segments] + v.shape[1:]: the reduction of the rows of v over each run of equal ids in the
+    sorted s (runs begin at `starts`).
 
-    Each level pads the runs, cut into chunks of at most K elements, into a
-    [chunks, K] matrix (RaggedTensorToTensor, padding with the reduction's
-    identity; every position written once) and reduces it over its rows (a
-    dense reduction). K is the longest run, but at most _MAX_RUN and at most
+    Each level pads the runs, cut into chunks of at most K rows, into a
+    [chunks, K, ...] tensor (RaggedTensorToTensor, padding with the reduction's
+    identity; every position written once) and reduces it over its second axis
+    (a dense reduction). K is the longest run, but at most _MAX_RUN and at most
     2 * n / runs + 1 (so the padding stays below twice the data); runs longer
     than K take ceil(log_K(length)) levels, a tf.while_loop with
     parallel_iterations=1. K depends on the ids only, so the order of
@@ -442,24 +451,27 @@ def _scalar_runs(v, s, starts, num_segments, reduction):
     idt = s.dtype
     n = tf.size(s, out_type=idt)
     ident = tf.constant(identity_value(v.dtype, reduction), v.dtype)
-    lens = tf.concat([starts, tf.reshape(n, [1])], 0)[1:] - starts
+    splits = tf.concat([starts, tf.reshape(n, [1])], 0)  # run r is rows splits[r] .. splits[r + 1] - 1
+    runs = tf.size(starts, out_type=idt)
 
-    def level(v, lens):
-        total = tf.size(v, out_type=idt)
-        runs = tf.size(lens, out_type=idt)
+    def level(v, splits):
+        total = tf.shape(v, out_type=idt)[0]
+        lens = splits[1:] - splits[:-1]
         k = tf.minimum(tf.reduce_max(lens), tf.minimum(tf.constant(_MAX_RUN, idt), 2 * total // runs + 1))
-        run_starts = tf.cumsum(lens, exclusive=True)
-        heads = tf.ragged.range(run_starts, run_starts + lens, k).flat_values  # the first element of each chunk
-        splits = tf.concat([heads, tf.reshape(total, [1])], 0)
-        # [chunks, K]: the longest chunk has K elements (K <= the longest run); no `shape`
+        # The first row of each chunk; the row splits of this ragged range are the next level's
+        # run splits (chunk c of the output is chunk c here).
+        chunks = tf.ragged.range(splits[:-1], splits[1:], k)
+        heads = tf.concat([chunks.flat_values, tf.reshape(total, [1])], 0)
+        # [chunks, K, ...]: the longest chunk has K elements (K <= the longest run); no `shape`
         # argument, which TF before 2.2 lacks.
-        padded = tf.RaggedTensor.from_row_splits(v, splits, validate=False).to_tensor(ident)
-        return _reducer(reduction)(padded, axis=1), (lens + k - 1) // k
+        padded = tf.RaggedTensor.from_row_splits(v, heads, validate=False).to_tensor(ident)
+        return _reducer(reduction)(padded, axis=1), tf.cast(chunks.row_splits, idt)
 
-    v, _ = tf.while_loop(lambda v, lens: tf.size(v) > tf.size(lens), level, [v, lens],
-                         shape_invariants=[tf.TensorShape([None]), tf.TensorShape([None])], parallel_iterations=1)
-    return _place(tf.concat([v, ident[tf.newaxis]], 0), tf.range(tf.size(starts, out_type=idt), dtype=idt),
-                  tf.gather(s, starts), num_segments)
+    v, _ = tf.while_loop(lambda v, splits: tf.shape(v, out_type=idt)[0] > runs, level, [v, splits],
+                         shape_invariants=[tf.TensorShape([None]).concatenate(v.shape[1:]),
+                                           tf.TensorShape([None])], parallel_iterations=1)
+    table = tf.concat([v, tf.fill(tf.concat([[1], tf.shape(v)[1:]], 0), ident)], 0)  # + one identity row
+    return _place(table, tf.range(tf.size(starts, out_type=idt), dtype=idt), tf.gather(s, starts), num_segments)
 
 
 def _stable_sort(ids, num_segments, values=None):
@@ -467,56 +479,62 @@ def _stable_sort(ids, num_segments, values=None):
     With `values` (float32 or int32, ids' length): (ids sorted, values in that order).
 
     A least-significant-digit radix sort: each pass is one DynamicPartition of
-    (key << 32 | position, or the bits of the value) by _RADIX_BITS bits of the
-    key, its parts concatenated in order (DynamicPartition keeps the input order
-    within a part: on CPU by a serial loop, on GPU by a stable radix sort of the
-    partition numbers), so after the passes that cover the largest key the
-    sequence is sorted by key and, within a key, by position. The number of
-    passes depends on the largest key only. Keys are ids + 1, with ids clipped
-    to num_segments (ids >= num_segments are either rejected or dropped, so
-    their order does not matter). Where keys or positions do not fit 31 and 32
+    64-bit words (key in the high half, the position or the bits of the value in
+    the low half) by _RADIX_BITS bits of the key, its parts concatenated in order
+    (DynamicPartition keeps the input order within a part: on CPU by a serial
+    loop, on GPU by a stable radix sort of the partition numbers), so after the
+    passes that cover the largest key the sequence is sorted by key and, within
+    a key, by position. The number of passes depends on the largest key only.
+    Keys are ids + 1, with ids clipped to num_segments (ids >= num_segments are
+    either rejected or dropped, so their order does not matter). The first
+    pass reads its digit from the 32-bit keys, the sorted words are taken
+    apart by a Bitcast to int32 pairs. Where keys or positions do not fit 31
     bits, one top_k of the negated ids (a stable sort, many times slower on a
     CPU) instead.
     """
     tf = _tf()
     idt = ids.dtype
     i64 = tf.int64
-    low = (1 << 32) - 1
     n = tf.size(ids, out_type=i64)
     ids = tf.minimum(ids, tf.cast(num_segments, idt))
-    keys = tf.cast(ids, i64) + 1  # >= 0
-    top = tf.maximum(tf.reduce_max(keys), 0)  # the lowest value when empty
+    top = tf.maximum(tf.cast(tf.reduce_max(ids), i64) + 1, 0)  # the largest key; 0 when empty
     mask = (1 << _RADIX_BITS) - 1
+    parts = 1 << _RADIX_BITS
+    # Which int32 of a 64-bit word is its high half (the key): the second on little-endian hosts.
+    high = 1 if sys.byteorder == "little" else 0
 
     def radix():
+        keys = tf.cast(ids, tf.int32) + 1  # in [0, 2**31): this branch runs for top < 2**31 only
         if values is None:
-            payload = tf.range(n, dtype=i64)
+            payload = tf.range(tf.cast(n, tf.int32), dtype=tf.int32)
         else:
-            bits = values if values.dtype == tf.int32 else tf.bitcast(values, tf.int32)
-            payload = tf.bitwise.bitwise_and(tf.cast(bits, i64), low)
-        packed = keys * (1 << 32) + payload
+            payload = values if values.dtype == tf.int32 else tf.bitcast(values, tf.int32)
+        # key * 2**32 + the payload's bits (Pack and Transpose interleave the halves far slower on a CPU)
+        packed = tf.cast(keys, i64) * (1 << 32) + tf.bitwise.bitwise_and(tf.cast(payload, i64), (1 << 32) - 1)
+        # The first pass reads its digit from the keys as given; later ones from the words.
+        packed = tf.concat(tf.dynamic_partition(packed, tf.bitwise.bitwise_and(keys, mask), parts), 0)
 
         def body(packed, shift):
-            digit = tf.cast(tf.bitwise.bitwise_and(tf.bitwise.right_shift(packed, shift + 32), mask), tf.int32)
-            return tf.concat(tf.dynamic_partition(packed, digit, 1 << _RADIX_BITS), 0), shift + _RADIX_BITS
+            digit = tf.bitwise.bitwise_and(tf.cast(tf.bitwise.right_shift(packed, shift + 32), tf.int32), mask)
+            return tf.concat(tf.dynamic_partition(packed, digit, parts), 0), shift + _RADIX_BITS
 
         packed, _ = tf.while_loop(lambda packed, shift: tf.bitwise.right_shift(top, shift) > 0, body,
-                                  [packed, tf.constant(0, i64)],
+                                  [packed, tf.constant(_RADIX_BITS, i64)],
                                   shape_invariants=[tf.TensorShape([None]), tf.TensorShape([])],
                                   parallel_iterations=1)
-        payload = tf.bitwise.bitwise_and(packed, low)
+        halves = tf.bitcast(packed, tf.int32)  # [n, 2]
+        payload = halves[:, 1 - high]
         if values is None:
             payload = tf.cast(payload, idt)
-        else:  # the low 32 bits, back to the value (the cast to int32 wraps)
-            payload = tf.cast(payload, tf.int32)
-            payload = payload if values.dtype == tf.int32 else tf.bitcast(payload, values.dtype)
-        return tf.cast(tf.bitwise.right_shift(packed, 32) - 1, idt), payload
+        elif values.dtype != tf.int32:
+            payload = tf.bitcast(payload, values.dtype)
+        return tf.cast(halves[:, high] - 1, idt), payload
 
     def top_k():
         neg_sorted, perm = tf.math.top_k(-ids, k=tf.cast(n, tf.int32))
         return -neg_sorted, tf.cast(perm, idt) if values is None else tf.gather(values, perm)
 
-    return tf.cond(tf.logical_and(top < (1 << 31), n < (1 << 32)), radix, top_k)
+    return tf.cond(tf.logical_and(top < (1 << 31), n < (1 << 31)), radix, top_k)
 
 
 # --------------------------------------------------------------------------- public
