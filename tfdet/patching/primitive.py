@@ -76,6 +76,10 @@ _MAX_RUN = 256
 # as padded runs (_scalar_runs); wider rows by chunk levels (_levels).
 _NARROW = 4
 
+# Dtypes whose SparseToDense kernel exists on CPU in every TF this project covers: _place writes
+# their values directly; other dtypes through a dense map of rows and a gather.
+_DENSE_WRITE_DTYPES = ("float16", "float32", "float64", "int32", "int64")
+
 # Bits of the key sorted by one pass of the radix sort (see _stable_sort).
 _RADIX_BITS = 8
 
@@ -361,20 +365,36 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     return _with_checks(checks, _levels(x, index_map, starts, lens, uniq, num_segments, reduction))
 
 
-def _place(table, rows, uniq, num_segments):
-    """[num_segments, ...]: row k is table[rows[r]] for the run r whose id is k (uniq[r] == k),
-    else the last row of table (the identity). uniq is sorted and unique, so the dense map is
-    written with each position written at most once (SparseToDense; validate_indices re-checks
-    sorted/unique/in range). Negative ids (dropped) and, with validate=False, ids >=
-    num_segments are left out."""
+def _place(table, rows, uniq, num_segments, reduction):
+    """[num_segments, ...]: row k is table[rows[r]] (table[r] when rows is None) for the run r whose
+    id is k (uniq[r] == k), else the reduction's identity (also table's last row). uniq is sorted
+    and unique, so the output is written with each position written at most once (SparseToDense;
+    validate_indices re-checks sorted/unique/in range): the values themselves where the dtype has
+    a SparseToDense kernel in every TF this project covers, else a dense map of rows, then a
+    gather. Negative ids (dropped) and, with validate=False, ids >= num_segments are left out."""
     tf = _tf()
     idt = uniq.dtype
     keep = tf.logical_and(uniq >= 0, uniq < num_segments)
-    index = tf.raw_ops.SparseToDense(
-        sparse_indices=tf.boolean_mask(uniq, keep), output_shape=tf.reshape(num_segments, [1]),
-        sparse_values=tf.boolean_mask(rows, keep), default_value=tf.shape(table, out_type=idt)[0] - 1,
-        validate_indices=True)
-    return tf.gather(table, index)
+    kept = tf.boolean_mask(uniq, keep)
+    if rows is None:
+        rows = tf.range(tf.size(uniq, out_type=idt), dtype=idt)
+    rows = tf.boolean_mask(rows, keep)
+    if table.dtype.name not in _DENSE_WRITE_DTYPES:
+        index = tf.raw_ops.SparseToDense(
+            sparse_indices=kept, output_shape=tf.reshape(num_segments, [1]), sparse_values=rows,
+            default_value=tf.shape(table, out_type=idt)[0] - 1, validate_indices=True)
+        return tf.gather(table, index)
+    i64 = tf.int64
+    inner = tf.shape(table, out_type=i64)[1:]
+    depth = tf.reduce_prod(inner)
+    # Element (k, j) of the output is element k * depth + j of a flat vector: indices stay sorted and unique.
+    flat = tf.reshape(tf.cast(kept, i64)[:, tf.newaxis] * depth + tf.range(depth, dtype=i64)[tf.newaxis, :], [-1])
+    num = tf.cast(num_segments, i64)
+    out = tf.raw_ops.SparseToDense(
+        sparse_indices=flat, output_shape=tf.reshape(num * depth, [1]),
+        sparse_values=tf.reshape(tf.gather(table, rows), [-1]),
+        default_value=tf.constant(identity_value(table.dtype, reduction), table.dtype), validate_indices=True)
+    return tf.reshape(out, tf.concat([tf.reshape(num, [1]), inner], 0))
 
 
 def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
@@ -431,7 +451,7 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
     # Every segment finished exactly once: fin_ords is a permutation of range(u).
     addr = tf.gather(tf.concat(fin_addr, 0), tf.math.invert_permutation(tf.concat(fin_ords, 0)))
     ident = tf.fill(tf.stack([1, tf.shape(x)[1]]), tf.constant(identity_value(x.dtype, reduction), x.dtype))
-    return _place(tf.concat([x_single, out1, acc, ident], 0), addr, uniq, num_segments)
+    return _place(tf.concat([x_single, out1, acc, ident], 0), addr, uniq, num_segments, reduction)
 
 
 def _scalar_runs(v, s, starts, num_segments, reduction):
@@ -471,7 +491,7 @@ def _scalar_runs(v, s, starts, num_segments, reduction):
                          shape_invariants=[tf.TensorShape([None]).concatenate(v.shape[1:]),
                                            tf.TensorShape([None])], parallel_iterations=1)
     table = tf.concat([v, tf.fill(tf.concat([[1], tf.shape(v)[1:]], 0), ident)], 0)  # + one identity row
-    return _place(table, tf.range(tf.size(starts, out_type=idt), dtype=idt), tf.gather(s, starts), num_segments)
+    return _place(table, None, tf.gather(s, starts), num_segments, reduction)
 
 
 def _stable_sort(ids, num_segments, values=None):
