@@ -367,33 +367,33 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
 
 def _place(table, rows, uniq, num_segments, reduction):
     """[num_segments, ...]: row k is table[rows[r]] (table[r] when rows is None) for the run r whose
-    id is k (uniq[r] == k), else the reduction's identity (also table's last row). uniq is sorted
-    and unique, so the output is written with each position written at most once (SparseToDense;
-    validate_indices re-checks sorted/unique/in range): the values themselves where the dtype has
-    a SparseToDense kernel in every TF this project covers, else a dense map of rows, then a
-    gather. Negative ids (dropped) and, with validate=False, ids >= num_segments are left out."""
+    id is k (uniq[r] == k), else the reduction's identity. uniq is sorted and unique, so the output
+    is written with each position written at most once (SparseToDense; validate_indices re-checks
+    sorted/unique/in range): the values themselves where the dtype has a SparseToDense kernel in
+    every TF this project covers, else a dense map of rows, then a gather. Negative ids (dropped)
+    and, with validate=False, ids >= num_segments are left out."""
     tf = _tf()
     idt = uniq.dtype
+    i64 = tf.int64
     keep = tf.logical_and(uniq >= 0, uniq < num_segments)
     kept = tf.boolean_mask(uniq, keep)
-    if rows is None:
-        rows = tf.range(tf.size(uniq, out_type=idt), dtype=idt)
-    rows = tf.boolean_mask(rows, keep)
+    ident = tf.constant(identity_value(table.dtype, reduction), table.dtype)
+    inner = tf.shape(table, out_type=i64)[1:]
     if table.dtype.name not in _DENSE_WRITE_DTYPES:
+        if rows is None:
+            rows = tf.range(tf.size(uniq, out_type=idt), dtype=idt)
+        table = tf.concat([table, tf.fill(tf.concat([[1], inner], 0), ident)], 0)  # + the identity row
         index = tf.raw_ops.SparseToDense(
-            sparse_indices=kept, output_shape=tf.reshape(num_segments, [1]), sparse_values=rows,
+            sparse_indices=kept, output_shape=tf.reshape(num_segments, [1]), sparse_values=tf.boolean_mask(rows, keep),
             default_value=tf.shape(table, out_type=idt)[0] - 1, validate_indices=True)
         return tf.gather(table, index)
-    i64 = tf.int64
-    inner = tf.shape(table, out_type=i64)[1:]
+    values = tf.boolean_mask(table, keep) if rows is None else tf.gather(table, tf.boolean_mask(rows, keep))
     depth = tf.reduce_prod(inner)
     # Element (k, j) of the output is element k * depth + j of a flat vector: indices stay sorted and unique.
     flat = tf.reshape(tf.cast(kept, i64)[:, tf.newaxis] * depth + tf.range(depth, dtype=i64)[tf.newaxis, :], [-1])
     num = tf.cast(num_segments, i64)
-    out = tf.raw_ops.SparseToDense(
-        sparse_indices=flat, output_shape=tf.reshape(num * depth, [1]),
-        sparse_values=tf.reshape(tf.gather(table, rows), [-1]),
-        default_value=tf.constant(identity_value(table.dtype, reduction), table.dtype), validate_indices=True)
+    out = tf.raw_ops.SparseToDense(sparse_indices=flat, output_shape=tf.reshape(num * depth, [1]),
+                                   sparse_values=tf.reshape(values, [-1]), default_value=ident, validate_indices=True)
     return tf.reshape(out, tf.concat([tf.reshape(num, [1]), inner], 0))
 
 
@@ -450,8 +450,7 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
 
     # Every segment finished exactly once: fin_ords is a permutation of range(u).
     addr = tf.gather(tf.concat(fin_addr, 0), tf.math.invert_permutation(tf.concat(fin_ords, 0)))
-    ident = tf.fill(tf.stack([1, tf.shape(x)[1]]), tf.constant(identity_value(x.dtype, reduction), x.dtype))
-    return _place(tf.concat([x_single, out1, acc, ident], 0), addr, uniq, num_segments, reduction)
+    return _place(tf.concat([x_single, out1, acc], 0), addr, uniq, num_segments, reduction)
 
 
 def _scalar_runs(v, s, starts, num_segments, reduction):
@@ -490,8 +489,7 @@ def _scalar_runs(v, s, starts, num_segments, reduction):
     v, _ = tf.while_loop(lambda v, splits: tf.shape(v, out_type=idt)[0] > runs, level, [v, splits],
                          shape_invariants=[tf.TensorShape([None]).concatenate(v.shape[1:]),
                                            tf.TensorShape([None])], parallel_iterations=1)
-    table = tf.concat([v, tf.fill(tf.concat([[1], tf.shape(v)[1:]], 0), ident)], 0)  # + one identity row
-    return _place(table, None, tf.gather(s, starts), num_segments, reduction)
+    return _place(v, None, tf.gather(s, starts), num_segments, reduction)
 
 
 def _stable_sort(ids, num_segments, values=None):
