@@ -828,9 +828,14 @@ def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, T, method="bil
                    + tf.cast(xx, tf.int64)[:, tf.newaxis, :])
             return tf.where(ok, lin, -tf.ones_like(lin))
 
+        g = tf.reshape(g, tf.stack([-1, depth]))  # [nb * ch * cw, D]
         if method == "bilinear":
-            y_lerp = ys["lerp"][:, :, tf.newaxis, tf.newaxis]
-            x_lerp = xs["lerp"][:, tf.newaxis, :, tf.newaxis]
+            def column(lerp):  # [nb, ch, cw] -> [nb * ch * cw, 1]: broadcast over the channels only
+                return tf.reshape(tf.broadcast_to(lerp, tf.shape(ok)), [-1, 1])
+
+            # As the kernel: dtop = (1 - y_lerp) * g, then (1 - x_lerp) * dtop, ...
+            y_lerp = column(ys["lerp"][:, :, tf.newaxis])
+            x_lerp = column(xs["lerp"][:, tf.newaxis, :])
             dtop = (1.0 - y_lerp) * g
             dbottom = y_lerp * g
             terms = [
@@ -842,7 +847,7 @@ def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, T, method="bil
         else:
             terms = [(pixel(ys["near"], xs["near"]), g)]
         ids = tf.concat([tf.reshape(i, [-1]) for i, _ in terms], 0)
-        vals = tf.concat([tf.reshape(tf.cast(v, T), tf.stack([-1, depth])) for _, v in terms], 0)
+        vals = tf.cast(tf.concat([v for _, v in terms], 0), T)
         num = tf.cast(batch, tf.int64) * tf.cast(height, tf.int64) * tf.cast(width, tf.int64)
         out = _p.segment_reduce(vals, ids, num, "sum")
         del nb, ch, cw
