@@ -14,9 +14,12 @@ operations that depends only on the segment ids:
    31 bits). One-element float32/int32 rows travel through the sort with their
    ids; wider rows are read through the sort permutation. Segments are then
    runs of equal ids;
-2. rows of one element: pad the runs, cut into chunks of at most K elements
-   (K from the run lengths alone, see `_scalar_runs`), into a [chunks, K]
-   matrix (RaggedTensorToTensor) and reduce it over its rows; wider rows: cut
+2. rows of at most _NARROW elements (read once through the sort permutation
+   when they do not travel with the ids): find the runs, by a binary search
+   for every segment id when there are no more segments than rows, else from
+   the changes of id; pad the runs, cut into chunks of at most K rows (K from
+   the run lengths alone, see `_run_levels`), into a [chunks, K, ...] tensor
+   (RaggedTensorToTensor) and reduce it over its second axis; wider rows: cut
    every run longer than one row into chunks of K consecutive rows (K a power
    of two <= 16 chosen from the ids alone, see `_chunk_width`) and combine each
    chunk in a fixed order, a pairwise tree of elementwise ops over K row
@@ -24,25 +27,27 @@ operations that depends only on the segment ids:
 3. repeat on the chunk results of the runs not yet down to one value
    (ceil(log_K(longest run)) levels in all, a tf.while_loop with
    parallel_iterations=1);
-4. place the run values with one gather whose indices come from a dense map
-   of the (sorted, unique) ids, written with each position at most once
-   (`_place`); absent segments get the identity, as in the stock ops (0 for
-   sum, 1 for prod, the dtype's lowest value for max and highest for min),
-   negative ids are dropped, ids >= num_segments raise InvalidArgumentError
-   (the stock CPU kernels' behaviour).
+4. place the run values: in segment order already when the runs were found
+   per segment id (a gather that picks the identity for empty segments), else
+   by one SparseToDense of the values at the (sorted, unique) ids, each
+   position written at most once (`_place`); absent segments get the
+   identity, as in the stock ops (0 for sum, 1 for prod, the dtype's lowest
+   value for max and highest for min), negative ids are dropped, ids >=
+   num_segments raise InvalidArgumentError (the stock CPU kernels' behaviour).
 
 The ops used are DynamicPartition and ConcatV2 (the sort; DynamicPartition's
 GPU kernel is a stable CUB radix sort of the partition numbers followed by a
 gather, its CPU kernel a serial loop), TopKV2 (the sort of very large ids),
-bitwise ops, Bitcast, GatherV2, Where, RaggedRange, RaggedTensorToTensor,
-Cumsum, InvertPermutation and SparseToDense (sorted unique indices) on
-integers, elementwise Add/Mul/Maximum/Minimum, and Sum/Prod/Max/Min over one
-axis of a dense tensor. None accumulates: every output element is written
-once. The reductions over the K axis (used for one-column data and for dtypes
-without elementwise kernels) rely on TensorFlow's dense reductions being
-run-to-run deterministic, which they are on CPU and GPU for every TF release
-this project covers (the last atomics left the GPU reduction kernels before
-1.14).
+bitwise ops, Bitcast, GatherV2, Where, LowerBound (tf.searchsorted: its GPU
+kernel, tensorflow/core/kernels/searchsorted_op_gpu.cu.cc, runs one binary
+search per value and writes each output once), RaggedRange,
+RaggedTensorToTensor, Cumsum, InvertPermutation and SparseToDense (sorted
+unique indices), elementwise Add/Mul/Maximum/Minimum, and Sum/Prod/Max/Min
+over one axis of a dense tensor. None accumulates: every output element is
+written once. The reductions over the K axis rely on TensorFlow's dense
+reductions being run-to-run deterministic, which they are on CPU and GPU for
+every TF release this project covers (the last atomics left the GPU reduction
+kernels before 1.14).
 
 Where TensorFlow's own segment op is already deterministic the "auto" method
 calls it instead, but only when told so (`set_stock_deterministic`): patch()
@@ -69,11 +74,11 @@ METHODS = ("auto", "stock", "order_fixed")
 # mean fewer levels; _chunk_width keeps the padding they cost below the data size.
 _MAX_CHUNK = 16
 
-# Longest run of one segment reduced in one step by the path for one-element rows (_scalar_runs).
+# Longest run of one segment reduced in one step by the path for narrow rows (_run_levels).
 _MAX_RUN = 256
 
 # Rows of at most this many elements are read once through the sort permutation and reduced
-# as padded runs (_scalar_runs); wider rows by chunk levels (_levels).
+# as padded runs (_runs); wider rows by chunk levels (_levels).
 _NARROW = 4
 
 # Dtypes whose SparseToDense kernel exists on CPU in every TF this project covers: _place writes
@@ -349,17 +354,16 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
         checks.append(tf.debugging.Assert(ok, ["segment_ids must be < num_segments (out of range): largest id",
                                                last, "num_segments", num_segments]))
 
-    # Segments of the sorted sequence: runs of equal ids; starts, lengths, ids.
-    is_start = tf.concat([tf.ones(tf.minimum(n, 1)[tf.newaxis], tf.bool), tf.not_equal(s[1:], s[:-1])], 0)
-    starts = tf.cast(tf.where(is_start)[:, 0], idt)
-    if depth == 1:  # rows of one element: padded runs and dense reductions (_scalar_runs)
-        if index_map is not None:
-            v = tf.gather(v, index_map)
-        out = tf.cast(_scalar_runs(v, s, starts, num_segments, reduction), x.dtype)
-        return _with_checks(checks, out[:, tf.newaxis])
-    if depth is not None and depth <= _NARROW:  # narrow rows: read once in sorted order, then the same
-        xs = x if index_map is None else tf.gather(x, index_map)
-        return _with_checks(checks, _scalar_runs(xs, s, starts, num_segments, reduction))
+    if depth == 1 or (depth is not None and depth <= _NARROW):
+        # Rows of one element, or narrow rows (read once in sorted order): padded runs and dense
+        # reductions (_runs).
+        if depth == 1:
+            xs = v if index_map is None else tf.gather(v, index_map)
+        else:
+            xs = x if index_map is None else tf.gather(x, index_map)
+        out = tf.cast(_runs(xs, s, num_segments, reduction), x.dtype)
+        return _with_checks(checks, out[:, tf.newaxis] if depth == 1 else out)
+    starts = _run_starts(s)
     lens = tf.concat([starts, tf.reshape(n, [1])], 0)[1:] - starts
     uniq = tf.gather(s, starts)
     return _with_checks(checks, _levels(x, index_map, starts, lens, uniq, num_segments, reduction))
@@ -453,25 +457,31 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
     return _place(tf.concat([x_single, out1, acc], 0), addr, uniq, num_segments, reduction)
 
 
-def _scalar_runs(v, s, starts, num_segments, reduction):
-    """[num_segments] + v.shape[1:]: the reduction of the rows of v over each run of equal ids in the
-    sorted s (runs begin at `starts`).
+def _run_starts(s):
+    """The first position of each run of equal ids in s (s sorted)."""
+    tf = _tf()
+    n = tf.size(s, out_type=s.dtype)
+    is_start = tf.concat([tf.ones(tf.minimum(n, 1)[tf.newaxis], tf.bool), tf.not_equal(s[1:], s[:-1])], 0)
+    return tf.cast(tf.where(is_start)[:, 0], s.dtype)
+
+
+def _run_levels(v, splits, reduction):
+    """Reduce the rows of v over runs, run r being rows splits[r] .. splits[r + 1] - 1 (runs may be
+    empty), until every run holds at most one row; returns (those rows, their run splits).
 
     Each level pads the runs, cut into chunks of at most K rows, into a
     [chunks, K, ...] tensor (RaggedTensorToTensor, padding with the reduction's
     identity; every position written once) and reduces it over its second axis
     (a dense reduction). K is the longest run, but at most _MAX_RUN and at most
-    2 * n / runs + 1 (so the padding stays below twice the data); runs longer
-    than K take ceil(log_K(length)) levels, a tf.while_loop with
+    2 * n / (runs not empty) + 1 (so the padding stays below twice the data);
+    runs longer than K take ceil(log_K(length)) levels, a tf.while_loop with
     parallel_iterations=1. K depends on the ids only, so the order of
     operations does too.
     """
     tf = _tf()
-    idt = s.dtype
-    n = tf.size(s, out_type=idt)
+    idt = splits.dtype
     ident = tf.constant(identity_value(v.dtype, reduction), v.dtype)
-    splits = tf.concat([starts, tf.reshape(n, [1])], 0)  # run r is rows splits[r] .. splits[r + 1] - 1
-    runs = tf.size(starts, out_type=idt)
+    runs = tf.math.count_nonzero(splits[1:] > splits[:-1], dtype=idt)  # runs that hold a row
 
     def level(v, splits):
         total = tf.shape(v, out_type=idt)[0]
@@ -486,10 +496,49 @@ def _scalar_runs(v, s, starts, num_segments, reduction):
         padded = tf.RaggedTensor.from_row_splits(v, heads, validate=False).to_tensor(ident)
         return _reducer(reduction)(padded, axis=1), tf.cast(chunks.row_splits, idt)
 
-    v, _ = tf.while_loop(lambda v, splits: tf.shape(v, out_type=idt)[0] > runs, level, [v, splits],
+    return tf.while_loop(lambda v, splits: tf.shape(v, out_type=idt)[0] > runs, level, [v, splits],
                          shape_invariants=[tf.TensorShape([None]).concatenate(v.shape[1:]),
                                            tf.TensorShape([None])], parallel_iterations=1)
-    return _place(v, None, tf.gather(s, starts), num_segments, reduction)
+
+
+def _runs(v, s, num_segments, reduction):
+    """[num_segments] + v.shape[1:]: the reduction of the rows of v over each run of equal ids in the
+    sorted s (_run_levels), negative ids and ids >= num_segments left out.
+
+    Where there are no more segments than rows, the rows of segment k are found
+    by a binary search (LowerBound: one search per value, each output written
+    once) for k and k + 1 in s, empty segments included, so the runs come out
+    in segment order and need no placing; otherwise the runs are the changes of
+    id (_run_starts) and their values are placed by id (_place). (One loop
+    outside the two conds: TF's graph optimizer fails to order a cond whose
+    branches both hold a loop.)
+    """
+    tf = _tf()
+    idt = s.dtype
+    n = tf.size(s, out_type=idt)
+    dense = tf.cast(num_segments, idt) <= n
+
+    def searched():
+        bounds = tf.searchsorted(s, tf.range(tf.cast(num_segments, idt) + 1, dtype=idt), side="left",
+                                 out_type=idt)
+        return bounds[0], bounds[-1], bounds - bounds[0]
+
+    def changes():
+        return tf.zeros([], idt), n, tf.concat([_run_starts(s), tf.reshape(n, [1])], 0)
+
+    lo, hi, splits = tf.cond(dense, searched, changes)
+    runs, splits_out = _run_levels(v[lo:hi], splits, reduction)
+
+    def in_order():  # segment k's value is row splits_out[k] when the segment holds one, else the identity
+        table = tf.concat([runs, tf.fill(tf.concat([[1], tf.shape(runs)[1:]], 0),
+                                         tf.constant(identity_value(runs.dtype, reduction), runs.dtype))], 0)
+        return tf.gather(table, tf.where(splits_out[1:] > splits_out[:-1], splits_out[:-1],
+                                         tf.fill(tf.shape(splits_out[1:]), tf.shape(runs, out_type=idt)[0])))
+
+    def placed():
+        return _place(runs, None, tf.gather(s, splits[:-1]), num_segments, reduction)
+
+    return tf.cond(dense, in_order, placed)
 
 
 def _stable_sort(ids, num_segments, values=None):
