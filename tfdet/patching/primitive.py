@@ -82,7 +82,7 @@ _MAX_RUN = 256
 _NARROW = 4
 
 # Dtypes whose SparseToDense kernel exists on CPU in every TF this project covers: _place writes
-# their values directly; other dtypes through a dense map of rows and a gather.
+# their values directly (narrow rows); other dtypes through a dense map of rows and a gather.
 _DENSE_WRITE_DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
 # Bits of the key sorted by one pass of the radix sort (see _stable_sort).
@@ -373,8 +373,9 @@ def _place(table, rows, uniq, num_segments, reduction):
     """[num_segments, ...]: row k is table[rows[r]] (table[r] when rows is None) for the run r whose
     id is k (uniq[r] == k), else the reduction's identity. uniq is sorted and unique, so the output
     is written with each position written at most once (SparseToDense; validate_indices re-checks
-    sorted/unique/in range): the values themselves where the dtype has a SparseToDense kernel in
-    every TF this project covers, else a dense map of rows, then a gather. Negative ids (dropped)
+    sorted/unique/in range): the values themselves for rows of at most _NARROW elements whose
+    dtype has a SparseToDense kernel in every TF this project covers (one index per element),
+    else a dense map of rows, then a gather (one index per row). Negative ids (dropped)
     and, with validate=False, ids >= num_segments are left out."""
     tf = _tf()
     idt = uniq.dtype
@@ -383,7 +384,8 @@ def _place(table, rows, uniq, num_segments, reduction):
     kept = tf.boolean_mask(uniq, keep)
     ident = tf.constant(identity_value(table.dtype, reduction), table.dtype)
     inner = tf.shape(table, out_type=i64)[1:]
-    if table.dtype.name not in _DENSE_WRITE_DTYPES:
+    depth_static = table.shape[1:].num_elements() if table.shape.rank is not None else None
+    if table.dtype.name not in _DENSE_WRITE_DTYPES or depth_static is None or depth_static > _NARROW:
         if rows is None:
             rows = tf.range(tf.size(uniq, out_type=idt), dtype=idt)
         table = tf.concat([table, tf.fill(tf.concat([[1], inner], 0), ident)], 0)  # + the identity row
