@@ -475,7 +475,8 @@ def _run_levels(v, splits, reduction):
     [chunks, K, ...] tensor (RaggedTensorToTensor, padding with the reduction's
     identity; every position written once) and reduces it over its second axis
     (a dense reduction). K is the longest run, but at most _MAX_RUN and at most
-    2 * n / (runs not empty) + 1 (so the padding stays below twice the data);
+    2 * n / (runs not empty) + 1, n the rows of the first level (so the padding
+    stays below twice the data);
     runs longer than K take ceil(log_K(length)) levels, a tf.while_loop with
     parallel_iterations=1. K depends on the ids only, so the order of
     operations does too.
@@ -484,11 +485,14 @@ def _run_levels(v, splits, reduction):
     idt = splits.dtype
     ident = tf.constant(identity_value(v.dtype, reduction), v.dtype)
     runs = tf.math.count_nonzero(splits[1:] > splits[:-1], dtype=idt)  # runs that hold a row
+    # The bound on K comes from the rows of the first level at every level: padding stays below
+    # twice the data (plus one row per run), and later levels, on fewer rows, finish sooner.
+    widest = 2 * tf.shape(v, out_type=idt)[0] // tf.maximum(runs, 1) + 1
 
     def level(v, splits):
         total = tf.shape(v, out_type=idt)[0]
         lens = splits[1:] - splits[:-1]
-        k = tf.minimum(tf.reduce_max(lens), tf.minimum(tf.constant(_MAX_RUN, idt), 2 * total // runs + 1))
+        k = tf.minimum(tf.reduce_max(lens), tf.minimum(tf.constant(_MAX_RUN, idt), widest))
         # The first row of each chunk; the row splits of this ragged range are the next level's
         # run splits (chunk c of the output is chunk c here).
         chunks = tf.ragged.range(splits[:-1], splits[1:], k)
