@@ -441,7 +441,7 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
         )
 
     empty_ids = tf.zeros([0], idt)
-    loop_vars = [out1, starts, lens, ords, offset, tf.zeros(tf.stack([0, tf.shape(x)[1]]), x.dtype), empty_ids,
+    loop_vars = [out1, starts, lens, ords, offset, tf.zeros_like(x[:0]), empty_ids,
                  empty_ids]
     vec = tf.TensorShape([None])
     row_shape = tf.TensorShape([None, depth])
