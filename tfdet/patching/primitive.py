@@ -369,14 +369,15 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     return _with_checks(checks, _levels(x, index_map, starts, lens, uniq, num_segments, reduction))
 
 
-def _place(table, rows, uniq, num_segments, reduction):
+def _place(table, rows, uniq, num_segments, reduction, identity_row=False):
     """[num_segments, ...]: row k is table[rows[r]] (table[r] when rows is None) for the run r whose
     id is k (uniq[r] == k), else the reduction's identity. uniq is sorted and unique, so the output
     is written with each position written at most once (SparseToDense; validate_indices re-checks
     sorted/unique/in range): the values themselves for rows of at most _NARROW elements whose
     dtype has a SparseToDense kernel in every TF this project covers (one index per element),
     else a dense map of rows, then a gather (one index per row). Negative ids (dropped)
-    and, with validate=False, ids >= num_segments are left out."""
+    and, with validate=False, ids >= num_segments are left out. identity_row: table's last row
+    is the identity already (the caller built it in, saving a copy of table for the gather)."""
     tf = _tf()
     idt = uniq.dtype
     i64 = tf.int64
@@ -388,11 +389,14 @@ def _place(table, rows, uniq, num_segments, reduction):
     if table.dtype.name not in _DENSE_WRITE_DTYPES or depth_static is None or depth_static > _NARROW:
         if rows is None:
             rows = tf.range(tf.size(uniq, out_type=idt), dtype=idt)
-        table = tf.concat([table, tf.fill(tf.concat([[1], inner], 0), ident)], 0)  # + the identity row
+        if not identity_row:
+            table = tf.concat([table, tf.fill(tf.concat([[1], inner], 0), ident)], 0)  # + the identity row
         index = tf.raw_ops.SparseToDense(
             sparse_indices=kept, output_shape=tf.reshape(num_segments, [1]), sparse_values=tf.boolean_mask(rows, keep),
             default_value=tf.shape(table, out_type=idt)[0] - 1, validate_indices=True)
         return tf.gather(table, index)
+    if identity_row:
+        table = table[:-1]
     values = tf.boolean_mask(table, keep) if rows is None else tf.gather(table, tf.boolean_mask(rows, keep))
     depth = tf.reduce_prod(inner)
     # Element (k, j) of the output is element k * depth + j of a flat vector: indices stay sorted and unique.
@@ -456,7 +460,8 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
 
     # Every segment finished exactly once: fin_ords is a permutation of range(u).
     addr = tf.gather(tf.concat(fin_addr, 0), tf.math.invert_permutation(tf.concat(fin_ords, 0)))
-    return _place(tf.concat([x_single, out1, acc], 0), addr, uniq, num_segments, reduction)
+    ident = tf.fill(tf.stack([1, tf.shape(x)[1]]), tf.constant(identity_value(x.dtype, reduction), x.dtype))
+    return _place(tf.concat([x_single, out1, acc, ident], 0), addr, uniq, num_segments, reduction, identity_row=True)
 
 
 def _run_starts(s):
