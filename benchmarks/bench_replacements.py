@@ -2,6 +2,7 @@
 """Cost of the deterministic replacements against the stock ops, on this machine.
 
     python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...] [--markdown]
+    python benchmarks/bench_replacements.py --profile --only NAME,...
 
 For each replacement, three tf.functions are timed on the same inputs: the stock
 op, the replacement as this machine's plan runs it ("auto": what tfdet.patch()
@@ -16,6 +17,10 @@ The output is one table: replacement x plan x pass -> the ratio of medians to
 the stock op, with a 95% bootstrap interval (tfdet.results.stats.ratio_interval);
 "here" marks the replacements this machine's plan installs. Progress goes to
 stderr. No assertions: this is a measurement.
+
+--profile prints, instead of the table, the operator time of the stock op and
+of the order-fixed path by op type (TF1 session runs with full tracing): where
+the order-fixed path spends, to guide work on it.
 
 --size is the number of data elements of the segment-sum benchmarks (default
 1e6, with 1e4 segments or bins); images are [32, 256, 256, 3] at the default.
@@ -272,13 +277,65 @@ def table(results, installed, markdown=False):
     return "\n".join(lines)
 
 
+def op_profile(size, only, runs=7, top=12, log=sys.stdout):
+    """Where the time goes: for each selected benchmark, its stock op and its order-fixed path
+    (forward, and forward+gradient where there is one) built in a TF1 graph and run with full
+    tracing; prints the total operator time (the sum over the ops of their run times, median
+    over `runs` runs; ops running at the same time are all counted) and the op types that take
+    the most, with their share. A measurement of where the order-fixed path spends, not a timing."""
+    import collections
+
+    rng = np.random.default_rng(0)
+    for name, args, stock, ours, diff in benchmarks(size, rng):
+        if only and not any(o in name for o in only):
+            continue
+        for kind in PASSES:
+            if kind == "forward+gradient" and diff is None:
+                continue
+            for label, fn in (("stock", stock), ("order-fixed", ours)):
+                graph = tf.Graph()
+                with graph.as_default(), primitive.method_scope("order_fixed"):
+                    holders = [tf.compat.v1.placeholder(tf.as_dtype(a.dtype), a.shape) for a in args]
+                    f = fn if kind == "forward" else _fwd_grad(fn, diff)
+                    out = f(*holders)
+                per_type = collections.defaultdict(list)
+                with tf.compat.v1.Session(graph=graph) as sess:
+                    feed = dict(zip(holders, args))
+                    sess.run(out, feed)  # warm-up
+                    for _ in range(runs):
+                        meta = tf.compat.v1.RunMetadata()
+                        sess.run(out, feed, run_metadata=meta, options=tf.compat.v1.RunOptions(
+                            trace_level=tf.compat.v1.RunOptions.FULL_TRACE))
+                        times = collections.Counter()
+                        for dev in meta.step_stats.dev_stats:
+                            for node in dev.node_stats:
+                                label_text = node.timeline_label
+                                op = label_text.split("=")[-1].split("(")[0].strip() if "=" in label_text \
+                                    else node.node_name
+                                times[op] += node.all_end_rel_micros / 1e3
+                        for op, t in times.items():
+                            per_type[op].append(t)
+                medians = sorted(((float(np.median(v)), op) for op, v in per_type.items()), reverse=True)
+                total = sum(t for t, _ in medians)
+                log.write("%s, %s, %s: operator time %.1f ms\n" % (name, kind, label, total))
+                for t, op in medians[:top]:
+                    log.write("    %7.2f ms  %4.1f%%  %s\n" % (t, 100.0 * t / max(total, 1e-9), op))
+                log.flush()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=float, default=1e6, help="elements of the segment-sum data (default 1e6)")
     parser.add_argument("--rounds", type=int, default=11, help="interleaved timing rounds (default 11)")
     parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
+    parser.add_argument("--profile", action="store_true",
+                        help="instead of timing: operator time by op type of the stock op and the order-fixed "
+                             "path (one traced TF1 session run per repetition; use with --only)")
     args = parser.parse_args(argv)
+    if args.profile:
+        op_profile(args.size, [o for o in args.only.split(",") if o])
+        return 0
     # "auto" is what tfdet.patch() would install here: the primitive takes TF's own
     # segment kernels only where the plan (the catalogue) says they are deterministic.
     from tfdet.patching.preview import preview

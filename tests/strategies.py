@@ -107,3 +107,15 @@ def records_of(cls):
             strategy = st.one_of(st.none(), strategy)
         fields[f.name] = strategy
     return st.builds(cls, **fields)
+
+
+#: What one mode of a probe case can come to, as `tfdet catalog update` reads it.
+PROBE_OUTCOMES = ("deterministic", "varies", "raised", "failed")
+
+
+def probe_measurements(entry_ids, versions, devices=("cpu", "gpu")):
+    """Lists of (entry id, device, TF version, baseline outcome, env outcome, runs): what
+    a few results files could say about catalogue entries (tfdet.catalog.update's input)."""
+    one = st.tuples(st.sampled_from(list(entry_ids)), st.sampled_from(list(devices)), st.sampled_from(list(versions)),
+                    st.sampled_from(PROBE_OUTCOMES), st.sampled_from(PROBE_OUTCOMES), st.sampled_from([10, 60]))
+    return st.lists(one, min_size=1, max_size=12, unique_by=lambda m: m[:3])

@@ -79,6 +79,10 @@ SIDEWAYS = {
     # the probe's mode definitions, and the probe starts with this tfdet in
     # another interpreter by the probe's own launcher (probe.process.module_command).
     ("matrix", "probe"): "the matrix reuses the probe's mode definitions and process launcher",
+    # The catalogue judges measurements against its claims (catalog.crosscheck, used by
+    # the report and by `tfdet catalog update`) in the results' own words: outcomes,
+    # modes, records. One way only: tfdet.results never imports the catalogue.
+    ("catalog", "results"): "the catalogue's claims are checked against measured results",
 }
 
 # Edges (importer, imported) that break the layers and are allowed for now. The

@@ -23,7 +23,7 @@ def test_help_lists_every_command():
     listed = [line.split()[:3] for line in done.stdout.splitlines() if line.startswith("  tfdet ")]
     commands = [" ".join(words[1:3] if words[1] == "catalog" else words[1:2]) for words in listed]
     assert commands == [
-        "probe", "catalog list", "catalog show", "catalog diff", "catalog check", "report", "status", "scan", "locate",
+        "probe", "catalog list", "catalog show", "catalog diff", "catalog check", "catalog update", "report", "status", "scan", "locate",
         "diverge", "matrix"]
     assert "141" in done.stdout and max(len(line) for line in done.stdout.splitlines()) <= 80
 

@@ -32,3 +32,38 @@ def test_modes_are_interleaved_and_every_training_is_planned_once():
     # a mode's runs of one cell share seeds with the other mode's: the modes differ only in the mode
     first = [t for t in trainings if t.condition == "random-random" and t.run == 2 and t.lr == 0.1]
     assert len({(t.init_seed, t.batch_seed) for t in first}) == 1
+
+
+# --------------------------------------------------------------------------- growing a run on --resume
+
+from types import SimpleNamespace  # noqa: E402
+
+from tfdet.diverge.plan import Sweep, resolve_sweep  # noqa: E402
+
+DEFAULT = Sweep([0.1, 1.0], ["fixed-fixed", "fixed-random", "random-fixed", "random-random"],
+                ["baseline", "patched"], 5)
+RECORDED = SimpleNamespace(lrs=[0.1], conditions=["fixed-fixed", "random-random"], modes=["baseline", "env"], runs=3)
+NOTHING = Sweep(None, None, None, None)
+
+
+def test_a_new_run_takes_what_is_given_else_the_default():
+    assert resolve_sweep(NOTHING, None, DEFAULT) == (DEFAULT, [])
+    given = Sweep([0.5], None, ["patched"], 2)
+    assert resolve_sweep(given, None, DEFAULT)[0] == Sweep([0.5], DEFAULT.conditions, ["patched"], 2)
+
+
+def test_resume_keeps_the_files_sweep_when_nothing_is_given():
+    sweep, grew = resolve_sweep(NOTHING, RECORDED, DEFAULT)
+    assert sweep == Sweep([0.1], ["fixed-fixed", "random-random"], ["baseline", "env"], 3) and grew == []
+
+
+def test_resume_grows_by_what_is_given_and_never_drops_what_the_file_has():
+    given = Sweep([1.0, 0.1], ["random-fixed"], ["patched"], 5)
+    sweep, grew = resolve_sweep(given, RECORDED, DEFAULT)
+    assert sweep.lrs == [0.1, 1.0]
+    assert sweep.conditions == ["fixed-fixed", "random-fixed", "random-random"]  # in the canonical order
+    assert sweep.modes == ["baseline", "env", "patched"] and sweep.runs == 5
+    assert grew == ["lr 0.1 -> 0.1,1", "conditions fixed-fixed,random-random -> fixed-fixed,random-fixed,random-random",
+                    "modes baseline,env -> baseline,env,patched", "runs 3 -> 5"]
+    fewer = resolve_sweep(Sweep(None, None, ["baseline"], 2), RECORDED, DEFAULT)
+    assert fewer == (Sweep([0.1], RECORDED.conditions, RECORDED.modes, 3), [])

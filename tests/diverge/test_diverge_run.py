@@ -154,6 +154,26 @@ def test_resume_runs_only_the_missing_trainings(tmp_path):
 
 
 @pytest.mark.slow
+def test_resume_grows_a_run_by_runs_and_modes_without_training_again(tmp_path):
+    out = str(tmp_path / "g.jsonl")
+    base = ("diverge", *FAST, "--conditions", "fixed-fixed", "--jobs", "2", "--out", out)
+    code, _, stderr = run_cli(*base, "--modes", "patched", "--runs", "2")
+    assert code == 0, stderr
+    first = {(r.mode, r.run): r.pid for r in read_diverge(out).trainings}
+    code, stdout, stderr = run_cli(*base, "--modes", "baseline", "--runs", "3", "--resume")
+    assert code == 0, stderr
+    assert "growing it: modes patched -> patched,baseline; runs 2 -> 3" in stderr
+    assert "4 trainings to run on local (2 processes) (2 already in the results file)" in stderr
+    results = read_diverge(out)
+    assert results.header.runs == 3 and results.header.modes == ["patched", "baseline"]
+    assert {(r.mode, r.run): r.pid for r in results.trainings if (r.mode, r.run) in first} == first  # kept
+    cells = {(c.condition, c.mode): c for c in results.summary.cells}
+    assert cells[("fixed-fixed", "patched")].runs == 3 and cells[("fixed-fixed", "baseline")].runs == 3
+    assert cells[("fixed-fixed", "patched")].distinct_weights == 1
+    _validate(out)
+
+
+@pytest.mark.slow
 def test_digits_cnn_trains_offline_and_random_seeds_disagree(tmp_path):
     pytest.importorskip("sklearn")
     code, stdout, stderr = run_cli("diverge", "--workload", "digits-cnn", "--lr", "0.1", "--epochs", "2",

@@ -200,6 +200,8 @@ def test_order_fixed_graph_has_no_atomic_op(reduction, width):
         forbidden |= C.catalogue_forbidden(version)[0]
     assert not types & forbidden
     assert {"GatherV2", "DynamicPartition", "TopKV2"} <= types  # the radix sort, and top_k for ids beyond 31 bits
+    # the runs: a binary search per segment id, or placed by a SparseToDense of unique ids (both in the graph)
+    assert {"LowerBound", "SparseToDense", "RaggedTensorToTensor"} <= types
     stock = tf.function(lambda x, i: P.segment_reduce(x, i, 10, reduction, method="stock"))
     assert types != C.op_types(stock.get_concrete_function(*specs).graph.as_graph_def())
 

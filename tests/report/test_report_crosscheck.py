@@ -4,7 +4,7 @@ from collections import namedtuple
 
 import pytest
 
-from tfdet.report.crosscheck import (
+from tfdet.catalog.crosscheck import (
     DISAGREEMENT, NEWLY_MEASURED, NOT_REPRODUCED, Claim, check, check_run, describe, expand_switches,
     summarise_modes, switch_sets,
 )

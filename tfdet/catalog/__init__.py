@@ -1,9 +1,15 @@
-"""The catalogue of known-nondeterministic TensorFlow ops: load, validate, query."""
+"""The catalogue of known-nondeterministic TensorFlow ops: load, validate, query.
+
+Beside the facade: crosscheck (a measurement against a claim), evidence (a
+measurement in the catalogue's words), update and yaml_edit (`tfdet catalog
+update`). They read probe results, so they are imported where used, not here:
+tfdet.patch() loads the catalogue and needs none of them.
+"""
 
 from .errors import CatalogError, Problem
 from .load import default_catalogue, load_catalogue, load_user_catalogue
 from .model import (
-    DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Switch, UnknownName, Verdict, VersionRange,
+    DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Evidence, Switch, UnknownName, Verdict, VersionRange,
     entry_to_dict, expected_to_vary, verdict_to_dict,
 )
 from .paths import shipped_catalogue_dir
@@ -24,7 +30,7 @@ def lookup(op_or_api, tf_version, device):
 
 
 __all__ = [
-    "COVERED_TF_VERSIONS", "DEVICES", "STATUSES", "VARYING_STATUSES", "CatalogError", "Catalogue", "Entry",
+    "COVERED_TF_VERSIONS", "DEVICES", "STATUSES", "VARYING_STATUSES", "CatalogError", "Catalogue", "Entry", "Evidence",
     "Problem", "StaleVersionWarning", "Switch", "UncoveredVersionError", "UnknownName", "Verdict",
     "VersionRange", "answering_version", "default_catalogue", "load_catalogue", "load_user_catalogue",
     "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict", "describe_source",

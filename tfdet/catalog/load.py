@@ -15,7 +15,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import Catalogue, Entry, ErrorInfo, Origin, Switch, VersionRange
+from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange
 from .paths import shipped_catalogue_dir
 from .validate import check_catalogue, parse_document
 from .versions import parse_specifier
@@ -52,13 +52,30 @@ def load_catalogue(paths=None, known_switches=()):
         paths = [shipped_catalogue_dir()]
     elif isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = [f for p in paths for f in _yaml_files(os.fspath(p))]
+    files = catalogue_files(paths)
     if not files:
         raise CatalogError([Problem(", ".join(map(str, paths)), 0, "", "no catalogue files (*.yaml) found")])
+    return catalogue_from_texts([(path, _read(path)) for path in files], known_switches)
+
+
+def catalogue_files(paths):
+    """The YAML files of catalogue paths (files, or directories of *.yaml), in load order."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [f for p in paths for f in _yaml_files(os.fspath(p))]
+
+
+def read_texts(paths):
+    """[(path, text)] of catalogue paths' YAML files; CatalogError where one cannot be read."""
+    return [(path, _read(path)) for path in catalogue_files(paths)]
+
+
+def catalogue_from_texts(texts, known_switches=()):
+    """A fully validated Catalogue of [(path, YAML text)]: every problem of every file in one CatalogError."""
     documents, problems = [], []
-    for path in files:
+    for path, text in texts:
         try:
-            entries, switches = parse_document(_read(path), path)
+            entries, switches = parse_document(text, path)
         except CatalogError as exc:
             problems.extend(exc.problems)
             continue
@@ -149,6 +166,7 @@ def _range(r, origin):
         versions=r["versions"], status=r["status"], sources=tuple(r["sources"]),
         switches=tuple(r.get("switches", ())), patch=r.get("patch"), workaround=r.get("workaround"),
         error=ErrorInfo(**r["error"]) if "error" in r else None, note=r.get("note"),
+        evidence=tuple(Evidence(**item) for item in r.get("evidence", ())),
         specifier=parse_specifier(r["versions"]), origin=origin)
 
 

@@ -40,6 +40,41 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """Where and how one cited results file was measured (a range's `evidence` item)."""
+
+    results: str  # the file, as its measured: source cites it
+    tf_version: str
+    device: str
+    runs: int  # the fewest runs of any mode the claim rests on
+    processes: int
+    date: str
+    gpu: Optional[str] = None
+    driver: Optional[str] = None
+    cuda: Optional[str] = None
+    cudnn: Optional[str] = None
+    host: Optional[str] = None
+
+    def to_dict(self):
+        data = {"results": self.results, "tf_version": self.tf_version, "device": self.device}
+        for key in ("gpu", "driver", "cuda", "cudnn", "host"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        data.update(runs=self.runs, processes=self.processes, date=self.date)
+        return data
+
+    def __str__(self):
+        parts = ["TF %s" % self.tf_version, self.device]
+        parts.extend(getattr(self, key) and "%s %s" % (label, getattr(self, key))
+                     for key, label in (("gpu", ""), ("driver", "driver"), ("cuda", "CUDA"), ("cudnn", "cuDNN")))
+        if self.host:
+            parts.append(self.host)
+        parts.append("%d runs in %d processes" % (self.runs, self.processes))
+        parts.append(self.date)
+        return "%s (%s)" % (self.results, ", ".join(p.strip() for p in parts if p))
+
+
+@dataclass(frozen=True)
 class VersionRange:
     """What one entry does on one device over a span of TF versions."""
 
@@ -51,6 +86,7 @@ class VersionRange:
     workaround: Optional[str] = None
     error: Optional[ErrorInfo] = None
     note: Optional[str] = None
+    evidence: Tuple[Evidence, ...] = ()
     specifier: SpecifierSet = field(default=None, compare=False, repr=False)
     origin: Optional[Origin] = field(default=None, compare=False)
 
@@ -332,6 +368,8 @@ def range_to_dict(version_range):
     if version_range.error:
         data["error"] = {"type": version_range.error.type, "message": version_range.error.message}
     data["sources"] = list(version_range.sources)
+    if version_range.evidence:
+        data["evidence"] = [item.to_dict() for item in version_range.evidence]
     return data
 
 

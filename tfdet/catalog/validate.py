@@ -11,7 +11,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import ErrorInfo, Entry, Origin, Switch, VersionRange
+from .model import ErrorInfo, Entry, Evidence, Origin, Switch, VersionRange
 from .paths import shipped_catalogue_dir
 from .versions import COVERED_TF_VERSIONS, format_versions, parse_specifier
 
@@ -170,8 +170,10 @@ def parse_document(text, path):
                     versions=r["versions"], status=r["status"], sources=tuple(r["sources"]),
                     switches=tuple(r.get("switches", ())), patch=r.get("patch"), workaround=r.get("workaround"),
                     error=ErrorInfo(**r["error"]) if "error" in r else None, note=r.get("note"),
+                    evidence=tuple(Evidence(**item) for item in r.get("evidence", ())),
                     specifier=specifier, origin=Origin(path, _line(node, r_parts)),
                 ))
+                problems.extend(_evidence_problems(r, path, node, r_parts))
             devices[device] = tuple(ranges)
             if all(r.specifier is not None for r in ranges):
                 problems.extend(_coverage_problems(ranges, path, node, parts + ["devices", device]))
@@ -186,6 +188,17 @@ def parse_document(text, path):
     if problems:
         raise CatalogError(problems)
     return entries, switches
+
+
+def _evidence_problems(raw_range, path, node, parts):
+    """Each evidence item describes a results file the range cites as a measured: source."""
+    cited = {s.split(":", 1)[1] for s in raw_range["sources"] if s.startswith("measured:")}
+    for index, item in enumerate(raw_range.get("evidence", ())):
+        if item["results"] not in cited:
+            where = parts + ["evidence", index, "results"]
+            yield Problem(path, _line(node, where), _where(where),
+                          "evidence for %r, which this range does not cite (add measured:%s to its sources)"
+                          % (item["results"], item["results"]))
 
 
 def _specifier(text, path, node, parts, problems):

@@ -9,7 +9,7 @@ import textwrap
 
 from .. import catalog
 from ..tfinfo import installed_tf_version
-from . import arguments
+from . import arguments, catalog_update_cmd
 from .exitcodes import ENVIRONMENT, INVALID_INPUT, OK, USAGE, CommandError
 from .tables import EXTRA, FIX, FIXED, KEY, Column, fit_lines, output_width, print_table
 
@@ -75,6 +75,8 @@ def add_parser(commands):
     check.add_argument("path", nargs="?", metavar="PATH", help="a YAML file or a directory of them (default: the shipped catalogue)")
     check.add_argument("--json", action="store_true", help="print JSON instead of text")
     check.set_defaults(run=run_check)
+
+    catalog_update_cmd.add_parser(sub)
 
 
 def _add_source_and_format(parser, plain):
@@ -203,6 +205,7 @@ def render_entry(entry):
             if r.note:
                 details.append("note: " + r.note)
             details.append("sources: " + "; ".join(r.sources))
+            details.extend("measured: %s" % item for item in r.evidence)
             lines.extend("      " + d for d in details)
     lines.append("")
     lines.append("  sources:")

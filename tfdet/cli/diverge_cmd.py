@@ -33,14 +33,19 @@ comes), env (TF_DETERMINISTIC_OPS), api (enable_op_determinism), patched
 Trainings are written to --out as they finish (JSON lines, schema
 diverge-1.json; final weights in OUT.weights/), then a summary of every cell.
 An interrupted run keeps what finished; --resume runs only what is missing
-(and what failed). Cost: median time per step and per training, as a ratio
+(and what failed). --resume also grows a run: more --runs, or --lr, --modes or
+--conditions beyond the file's, trains only the new cells and runs; a choice
+left out is the file's. Cost: median time per step and per training, as a ratio
 to baseline's of the same lr and condition (the modes run interleaved).
 
 examples:
   tfdet diverge --workload embedding                        # 4 conditions x baseline,patched x 5 runs x 2 lrs
   tfdet diverge --workload digits-cnn --conditions fixed-fixed,random-random --modes baseline,env,patched
   tfdet diverge --workload embedding --lr 0.01,0.1,0.5 --jobs 2 --out emb.jsonl
+  tfdet diverge --workload embedding --out emb.jsonl --resume --runs 10 --lr 1.0   # grow it: K=10, one lr more
   tfdet diverge --workload embedding --executor dask --scheduler tcp://10.0.0.5:8786
+  tfdet diverge --workload cifar10-resnet18 --epochs 2 --executor dask --scheduler tcp://10.0.0.5:8786
+                                        # downloads CIFAR-10 (170 MB) once; meant for GPUs
   tfdet diverge --script train.py --conditions fixed-fixed --modes baseline,env --runs 3
 
 exit codes: 0 every training finished, 1 some trainings failed or timed out
@@ -90,11 +95,14 @@ def add_parser(commands):
     what.add_argument("--workload", choices=WORKLOAD_NAMES, help="the built-in training to run")
     what.add_argument("--script", metavar="TRAIN.py",
                       help="your own training, run once per training (the contract: tfdet.diverge.context())")
-    parser.add_argument("--runs", type=arguments.positive_int, default=5, help="trainings per cell, K (default 5)")
-    parser.add_argument("--conditions", type=_list("condition", CONDITIONS), default=list(CONDITIONS),
-                        help="init-batches, comma-separated (default: all four)")
-    parser.add_argument("--modes", type=_list("mode", MODES), default=list(DEFAULT_MODES),
-                        help="comma-separated, of %s (default: %s)" % (", ".join(MODES), ",".join(DEFAULT_MODES)))
+    parser.add_argument("--runs", type=arguments.positive_int, default=None,
+                        help="trainings per cell, K (default 5; with --resume, the file's, or more)")
+    parser.add_argument("--conditions", type=_list("condition", CONDITIONS), default=None,
+                        help="init-batches, comma-separated (default: all four; with --resume, the file's, plus any "
+                             "given)")
+    parser.add_argument("--modes", type=_list("mode", MODES), default=None,
+                        help="comma-separated, of %s (default: %s; with --resume, the file's, plus any given)" % (
+                            ", ".join(MODES), ",".join(DEFAULT_MODES)))
     parser.add_argument("--lr", type=_lrs, default=None,
                         help="learning rate, or a comma-separated sweep (default: %s; a --script gets it as "
                         "context().lr, and none by default)" % "; ".join(
@@ -129,10 +137,27 @@ def _check_environment(args):
         raise CommandError("the digits-cnn workload needs scikit-learn: pip install 'tfdet[diverge]'", ENVIRONMENT)
     if args.scheduler and args.executor != "dask":
         raise CommandError("--scheduler needs --executor dask", USAGE)
+    if args.workload == "cifar10-resnet18":
+        _fetch_cifar10(args)
     if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
         raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
     if args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
+
+
+def _fetch_cifar10(args):
+    """CIFAR-10 is downloaded here, once, only when its workload is asked for."""
+    from ..diverge.workloads import DatasetUnavailable, cifar10_prefetch
+
+    if not (args.quiet or args.json):
+        local = os.environ.get("TFDET_CIFAR10_DIR")
+        args.err.write("tfdet diverge: %s\n" % ("reading CIFAR-10 from TFDET_CIFAR10_DIR=%s" % local if local else
+                                               "loading CIFAR-10 (Keras downloads it, about 170 MB, into "
+                                               "~/.keras/datasets the first time)"))
+    try:
+        cifar10_prefetch()
+    except DatasetUnavailable as exc:
+        raise CommandError(str(exc), ENVIRONMENT) from None
 
 
 def run(args, out):
@@ -143,11 +168,11 @@ def run(args, out):
     _check_environment(args)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     if args.script:
-        workload, lrs, epochs, batch_size = "script:" + args.script, args.lr or [0.0], 0, 0
+        workload, lrs, epochs, batch_size = "script:" + args.script, args.lr, 0, 0
     else:
         from ..diverge.workloads import WORKLOADS
 
-        workload, lrs = args.workload, args.lr or list(WORKLOADS[args.workload].lrs)
+        workload, lrs = args.workload, args.lr
         epochs, batch_size = args.epochs, args.batch_size or WORKLOADS[args.workload].batch_size
     name = os.path.splitext(os.path.basename(args.script))[0] if args.script else args.workload
     config = DivergeConfig(

@@ -56,6 +56,18 @@ examples:
   tfdet probe --python ~/venvs/tf1.15/bin/python --out tf115.jsonl
   tfdet probe --fail-on-nondeterminism env     # exit 1 if anything varies under env
   tfdet probe --report report.html             # and an HTML report of the results
+  tfdet probe --executor dask --scheduler tcp://10.0.0.5:8786 --out fleet/
+                                               # every machine of a cluster, one file each
+
+A fleet (--executor dask): every worker of the cluster runs this probe on its
+own machine (tfdet and TensorFlow installed there); each machine's results land
+in --out DIR as probe-<host>-<worker name>.jsonl, its header describing that
+machine (GPU, driver, CUDA, cuDNN, TF), and a table shows what each found;
+`tfdet report DIR/*.jsonl` puts them side by side. Each worker keeps its
+machine's file as it goes (in $TFDET_FLEET_DIR or ~/.cache/tfdet/fleet), so
+an interrupted fleet run continued with --resume --out DIR finishes each
+machine's probe from its last finished case. A machine that fails is
+reported and the others go on (exit 4).
 
 exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
 3 invalid input (unknown op, unreadable results file); 4 environment: no
@@ -132,6 +144,13 @@ def add_parser(commands):
                         help="exit 1 if any case varies under MODE (for CI gates)")
     parser.add_argument("--allow-missing-modes", action="store_true",
                         help="a mode that did not run is reported but does not make the exit code 4")
+    parser.add_argument("--executor", choices=("local", "dask"), default="local",
+                        help="local (default): probe this machine; dask: probe every worker of a Dask cluster, one "
+                             "results file per machine in the --out directory")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="the Dask scheduler (tcp://host:8786); without it --executor dask starts a LocalCluster")
+    parser.add_argument("--jobs", type=arguments.positive_int, default=None, metavar="N",
+                        help="workers of the LocalCluster --executor dask starts without --scheduler (default 2)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
     parser.set_defaults(run=run)
 
@@ -231,11 +250,17 @@ def run(args, out):
                                "--status all)" % (", ".join(name for name, _ in unknown),
                                                   "; did you mean %s?" % ", ".join(hints) if hints else ""),
                                INVALID_INPUT)
-    if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
+    from . import probe_fleet_cmd
+
+    probe_fleet_cmd.check(args)
+    if args.python and args.executor == "local" and not (
+            os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise CommandError("--python %s: no such executable" % args.python, USAGE)
     if args.fail_on_nondeterminism and args.modes and args.fail_on_nondeterminism not in args.modes:
         raise CommandError("--fail-on-nondeterminism %s: that mode is not being run (modes: %s)" % (
             args.fail_on_nondeterminism, ", ".join(args.modes)), USAGE)
+    if args.executor == "dask":
+        return probe_fleet_cmd.run(args, out)
     args.out = _results_path(args)
     writer = _claim(args)
     terminate = _end_like_ctrl_c_on_sigterm()

@@ -62,3 +62,43 @@ def trainings(workload, lrs, conditions, modes, runs):
 def training_key(training):
     """The identity of a training in a results file (what --resume matches)."""
     return (training.workload, float(training.lr), training.condition, training.mode, int(training.run))
+
+
+Sweep = namedtuple("Sweep", "lrs conditions modes runs")
+
+
+def resolve_sweep(given, recorded=None, default=None):
+    """What a run trains: the learning rates, conditions, modes and runs per cell. Pure.
+
+    `given` holds what the user asked for (None where they left a choice out).
+    A new run takes the given values, else `default`'s. A resumed run
+    (`recorded`: the file's header) keeps everything the file planned and adds
+    what is given beyond it (more lrs, conditions or modes; more runs), so a sweep
+    grows without training again what it has; a choice left out is the file's.
+    Returns (Sweep, [what grew, as text]).
+    """
+    if recorded is None:
+        return Sweep(*(list(g) if isinstance(g, (list, tuple)) else g
+                       for g in (value if value is not None else fallback
+                                 for value, fallback in zip(given, default)))), []
+    grew = []
+
+    def union(name, old, new, order=None):
+        merged = list(old) + [x for x in (new or []) if x not in old]
+        if order is not None:
+            merged.sort(key=list(order).index)
+        if merged != list(old):
+            grew.append("%s %s -> %s" % (name, ",".join(map(_text, old)), ",".join(map(_text, merged))))
+        return merged
+
+    lrs = union("lr", [float(x) for x in recorded.lrs], [float(x) for x in given.lrs or []])
+    conditions = union("conditions", recorded.conditions, given.conditions, CONDITIONS)
+    modes = union("modes", recorded.modes, given.modes)
+    runs = max(recorded.runs, given.runs or 0)
+    if runs != recorded.runs:
+        grew.append("runs %d -> %d" % (recorded.runs, runs))
+    return Sweep(lrs, conditions, modes, runs), grew
+
+
+def _text(value):
+    return "%g" % value if isinstance(value, float) else str(value)

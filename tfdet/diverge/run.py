@@ -28,10 +28,12 @@ class DivergeInputError(DivergeError):
 class DivergeConfig:
     workload: str
     out: str
-    lrs: Optional[List[float]] = None  # default: the workload's sweep
-    conditions: List[str] = dataclass_field(default_factory=lambda: list(planning.CONDITIONS))
-    modes: List[str] = dataclass_field(default_factory=lambda: list(planning.DEFAULT_MODES))
-    runs: int = 5
+    # The sweep. None: the default (the workload's learning rates, all four conditions,
+    # baseline and patched, 5 runs), or on --resume the file's. See plan.resolve_sweep.
+    lrs: Optional[List[float]] = None
+    conditions: Optional[List[str]] = None
+    modes: Optional[List[str]] = None
+    runs: Optional[int] = None
     momentum: float = 0.0
     epochs: int = 5
     batch_size: Optional[int] = None  # default: the workload's
@@ -52,8 +54,6 @@ class DivergeConfig:
         from .workloads import WORKLOADS
 
         builtin = WORKLOADS.get(self.workload)
-        if self.lrs is None:
-            self.lrs = list(builtin.lrs) if builtin else [0.0]
         if self.batch_size is None:
             self.batch_size = builtin.batch_size if builtin else 0
 
@@ -153,25 +153,27 @@ def training_record(training, result):
         host=result.get("host"), pid=meta.get("pid"), **base)
 
 
-def _header(config, tf_version, specs, executor_name):
+def _header(config, sweep, tf_version, specs, executor_name):
     return DivergeHeader(
         record="header", schema_version=SCHEMA_VERSION, kind=KIND, tfdet_version=__version__,
         created=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        argv=list(config.argv), workload=config.workload, lrs=[float(x) for x in config.lrs],
+        argv=list(config.argv), workload=config.workload, lrs=[float(x) for x in sweep.lrs],
         momentum=float(config.momentum), epochs=config.epochs, batch_size=config.batch_size,
-        conditions=list(config.conditions), modes=list(config.modes), runs=config.runs, tf_version=tf_version,
+        conditions=list(sweep.conditions), modes=list(sweep.modes), runs=sweep.runs, tf_version=tf_version,
         python="%d.%d.%d" % sys.version_info[:3], executor=executor_name,
         mode_env={mode: spec["env"] for mode, spec in specs.items()})
 
 
-SAME_ON_RESUME = ("workload", "lrs", "momentum", "epochs", "batch_size", "conditions", "modes", "runs")
+# What every training of one file shares; the sweep (lrs, conditions, modes, runs) may grow on --resume.
+SAME_ON_RESUME = ("workload", "momentum", "epochs", "batch_size")
 
 
 def check_resumable(old, new, path):
     for name in SAME_ON_RESUME:
         if getattr(old, name) != getattr(new, name):
-            raise ResultsMismatch("%s was written with %s %s, not %s: --resume continues the same run only" % (
-                path, name, _show(getattr(old, name)), _show(getattr(new, name))))
+            raise ResultsMismatch("%s was written with %s %s, not %s: --resume continues the same trainings only "
+                                  "(it can add learning rates, conditions, modes and runs)" % (
+                                      path, name, _show(getattr(old, name)), _show(getattr(new, name))))
 
 
 def _show(value):
@@ -185,9 +187,15 @@ class Run(object):
         self.config = config
         self.progress = progress
 
-    def plan(self):
+    def sweep(self, recorded=None):
+        """The sweep to run (planning.resolve_sweep), and what grew beyond the file's."""
+        from .workloads import WORKLOADS
+
         c = self.config
-        return planning.trainings(c.workload, [float(x) for x in c.lrs], c.conditions, c.modes, c.runs)
+        builtin = WORKLOADS.get(c.workload)
+        default = planning.Sweep(list(builtin.lrs) if builtin else [0.0], list(planning.CONDITIONS),
+                                 list(planning.DEFAULT_MODES), 5)
+        return planning.resolve_sweep(planning.Sweep(c.lrs, c.conditions, c.modes, c.runs), recorded, default)
 
     def execute(self):
         """Run; the records of the file (old and new) and the summary written at the end."""
@@ -197,18 +205,22 @@ class Run(object):
         from .job import run_training
 
         config = self.config
-        tf_version, specs = mode_specs(config.modes)
-        trainings = self.plan()
         writer = JsonLinesWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:
+            existing = read_diverge(config.out) if writer.has_content() else None
+            sweep, grew = self.sweep(existing.header if existing else None)
+            tf_version, specs = mode_specs(sweep.modes)
             executor = open_executor(config.executor, config.jobs, config.scheduler)
-            header = _header(config, tf_version, specs, executor.describe())
+            header = _header(config, sweep, tf_version, specs, executor.describe())
+            trainings = planning.trainings(config.workload, sweep.lrs, sweep.conditions, sweep.modes, sweep.runs)
             records = []
-            if writer.has_content():
-                existing = read_diverge(config.out)
+            if existing is not None:
                 check_resumable(existing.header, header, config.out)
                 records = list(existing.trainings)
                 writer.continue_after_last_line()
+                if grew:  # the header says what the file plans: the grown sweep, from now on
+                    writer.rewrite_first_line(header)
+                    self.progress.message("resuming %s and growing it: %s" % (config.out, "; ".join(grew)))
             else:
                 writer.write_header(header)
             done = {r.key for r in records if r.outcome == "ok"}
@@ -270,10 +282,10 @@ def function_reference(train):
     return "%s:%s" % (os.path.abspath(path), qualname)
 
 
-def diverge(train, out, labels=None, runs=5, conditions=None, modes=None, jobs=1, executor="local",
+def diverge(train, out, labels=None, runs=None, conditions=None, modes=None, jobs=1, executor="local",
             scheduler=None, timeout=600.0, resume=False, overwrite=False, progress=None):
-    """Train `train(init_seed, batch_seed) -> (predictions, weights)` K=`runs` times per
-    condition and mode, each in its own process; the [Cell] figures (also written to `out`).
+    """Train `train(init_seed, batch_seed) -> (predictions, weights)` K=`runs` times
+    (default 5; on resume the file's, or more) per condition and mode, each in its own process; the [Cell] figures (also written to `out`).
 
     predictions: class ids [examples] or scores [examples, classes]; weights: a list of
     arrays (or []); labels: the true classes, for accuracy and per-class figures.
@@ -284,7 +296,7 @@ def diverge(train, out, labels=None, runs=5, conditions=None, modes=None, jobs=1
     reference = function_reference(train)
     config = DivergeConfig(
         workload="function:%s" % reference.rpartition(":")[2], out=out, lrs=[0.0],
-        conditions=list(conditions or planning.CONDITIONS), modes=list(modes or planning.DEFAULT_MODES), runs=runs,
+        conditions=list(conditions) if conditions else None, modes=list(modes) if modes else None, runs=runs,
         jobs=jobs, executor=executor, scheduler=scheduler, timeout=timeout, resume=resume, overwrite=overwrite,
         function=reference, labels=None if labels is None else [int(x) for x in labels], epochs=0, batch_size=0)
     _, _, summary = run_diverge(config, progress or Progress(quiet=True))

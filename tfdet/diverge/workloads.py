@@ -65,6 +65,116 @@ def embedding_model(keras):
     ])
 
 
+# cifar10-resnet18: the network of the study this command grew from, on a fixed
+# subset of CIFAR-10 (the first CIFAR_TRAIN training and CIFAR_TEST test images in
+# a fixed shuffle) so a CPU finishes an epoch in minutes; a GPU takes the whole set
+# with TFDET_CIFAR_TRAIN=50000 TFDET_CIFAR_TEST=10000. Keras downloads CIFAR-10
+# (about 170 MB) into ~/.keras/datasets the first time, and only when this workload
+# is asked for: `tfdet diverge` fetches it once before the trainings start
+# (cifar10_prefetch), so K runs do not race to download it. A cluster without
+# network access reads an extracted copy from TFDET_CIFAR10_DIR instead.
+CIFAR_TRAIN, CIFAR_TEST = 10000, 2000
+CIFAR_SOURCE = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+
+
+class DatasetUnavailable(RuntimeError):
+    """A workload's data cannot be had here (offline and not cached)."""
+
+
+CIFAR_FILES = tuple("data_batch_%d" % i for i in range(1, 6)) + ("test_batch",)
+
+
+def cifar10_prefetch():
+    """Make sure CIFAR-10 can be read here: $TFDET_CIFAR10_DIR holds its batches, or
+    Keras's cache has it (downloaded now when not); a clear error otherwise."""
+    import contextlib
+    import os
+    import sys
+
+    local = os.environ.get("TFDET_CIFAR10_DIR")
+    if local:
+        missing = [name for name in CIFAR_FILES if not os.path.isfile(os.path.join(local, name))]
+        if missing:
+            raise DatasetUnavailable("TFDET_CIFAR10_DIR=%s: no %s there (it should hold the extracted "
+                                     "cifar-10-batches-py: data_batch_1..5 and test_batch)" % (local, missing[0]))
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import keras
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # Keras's download progress; stdout may be --json
+            keras.datasets.cifar10.load_data()
+    except Exception as exc:  # urllib, http, tarfile and Keras's own errors all mean: no data here
+        raise DatasetUnavailable(
+            "the cifar10-resnet18 workload needs CIFAR-10, which Keras downloads once (about 170 MB, from %s) "
+            "into ~/.keras/datasets; it could not: %s: %s. Run it once with network access, point "
+            "TFDET_CIFAR10_DIR at an extracted cifar-10-batches-py, or use the digits-cnn or embedding workload "
+            "(no download)" % (CIFAR_SOURCE, type(exc).__name__, exc)) from None
+
+
+def _read_cifar_batches(np, directory):
+    """The extracted CIFAR-10 python batches (the format of the original tarball)."""
+    import os
+    import pickle
+
+    def read(name):
+        with open(os.path.join(directory, name), "rb") as handle:
+            batch = pickle.load(handle, encoding="bytes")
+        images = np.asarray(batch[b"data"], dtype="uint8").reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+        return images, np.asarray(batch[b"labels"], dtype="int64").reshape(-1, 1)
+
+    train = [read(name) for name in CIFAR_FILES[:-1]]
+    return ((np.concatenate([x for x, _ in train]), np.concatenate([y for _, y in train])),
+            read(CIFAR_FILES[-1]))
+
+
+def cifar10_data(np):
+    import os
+
+    local = os.environ.get("TFDET_CIFAR10_DIR")
+    if local:
+        (x_train, y_train), (x_test, y_test) = _read_cifar_batches(np, local)
+    else:
+        import keras
+
+        (x_train, y_train), (x_test, y_test) = keras.datasets.cifar10.load_data()
+    train_size = int(os.environ.get("TFDET_CIFAR_TRAIN", CIFAR_TRAIN))
+    test_size = int(os.environ.get("TFDET_CIFAR_TEST", CIFAR_TEST))
+    rng = np.random.default_rng(DATA_SEED)
+    train = rng.permutation(len(y_train))[:train_size]
+    test = rng.permutation(len(y_test))[:test_size]
+    scale = lambda x: (x.astype("float32") / 255.0 - 0.5) / 0.25  # noqa: E731
+    return Data(scale(x_train[train]), y_train[train, 0].astype("int32"),
+                scale(x_test[test]), y_test[test, 0].astype("int32"), 10)
+
+
+def resnet18_model(keras):
+    """ResNet-18 for 32x32 images (He et al. 2016; the CIFAR variant: a 3x3 stem, no
+    stem pooling): four stages of two basic blocks, 64-128-256-512 filters, batch
+    normalisation, global average pooling, a dense classifier. 11.2M parameters."""
+    layers = keras.layers
+
+    def block(x, filters, stride):
+        shortcut = x
+        y = layers.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False)(x)
+        y = layers.ReLU()(layers.BatchNormalization()(y))
+        y = layers.Conv2D(filters, 3, padding="same", use_bias=False)(y)
+        y = layers.BatchNormalization()(y)
+        if stride != 1 or shortcut.shape[-1] != filters:
+            shortcut = layers.Conv2D(filters, 1, strides=stride, use_bias=False)(shortcut)
+            shortcut = layers.BatchNormalization()(shortcut)
+        return layers.ReLU()(layers.Add()([y, shortcut]))
+
+    inputs = keras.Input((32, 32, 3))
+    x = layers.Conv2D(64, 3, padding="same", use_bias=False)(inputs)
+    x = layers.ReLU()(layers.BatchNormalization()(x))
+    for filters, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        x = block(x, filters, stride)
+        x = block(x, filters, 1)
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, layers.Dense(10)(x), name="resnet18")
+
+
 # lrs: the default sweep, where the default 5 epochs of plain SGD train the model well
 # above chance (a model that learned nothing "disagrees" about nearly everything).
 Workload = namedtuple("Workload", "name data model description lrs batch_size")
@@ -75,6 +185,9 @@ WORKLOADS = {
     "embedding": Workload("embedding", embedding_data, embedding_model,
                           "Embedding(2000x32), summed, + dense on synthetic token sequences (4 classes)",
                           (0.1, 1.0), 128),
+    "cifar10-resnet18": Workload("cifar10-resnet18", cifar10_data, resnet18_model,
+                                 "ResNet-18 on a fixed 10000/2000-image subset of CIFAR-10 (downloads 170 MB "
+                                 "once; minutes per epoch on a CPU)", (0.01, 0.05), 128),
 }
 WORKLOAD_NAMES = tuple(WORKLOADS)
 

@@ -8,7 +8,9 @@
 arguments and result picklable: a Dask worker on another machine runs it. A
 job that raises yields a JobError (the exception's type and message), never
 stops the others. Leaving the `with` block (normally, by an exception or by
-Ctrl-C) cancels jobs not yet finished. Used by diverge; meant for probe and matrix.
+Ctrl-C) cancels jobs not yet finished. `machines()` names where jobs can go (this machine; a cluster's workers) and
+`run(jobs, placement)` pins a job to one of them: a fleet probe runs once per
+machine. Used by diverge and by `tfdet probe --executor dask`.
 """
 
 from .base import EXECUTORS, ExecutorError, JobError

@@ -44,13 +44,31 @@ class DaskExecutor(object):
             self.cluster = None
         return False
 
-    def run(self, jobs):
-        """Yield (key, result or JobError) as the jobs finish."""
+    def machines(self):
+        """The cluster's workers: {address: a name for files and tables}.
+
+        The name is the worker's own name (`dask worker --name gpu-a`, or a
+        LocalCluster's 0, 1, ...) after its host, so it stays the same when the
+        worker restarts on another port and a resumed run finds its files."""
+        workers = self.client.scheduler_info(n_workers=-1)["workers"] if _takes_n_workers(self.client) \
+            else self.client.scheduler_info()["workers"]
+        names = {}
+        for address, info in sorted(workers.items()):
+            host = info.get("host") or address.split("://")[-1].rsplit(":", 1)[0]
+            name = str(info.get("name", address))
+            names[address] = name if name.startswith(host) else "%s-%s" % (host, name)
+        return names
+
+    def run(self, jobs, placement=None):
+        """Yield (key, result or JobError) as the jobs finish. `placement` maps a
+        job key to a worker address from machines(): that job runs there only."""
         from distributed import as_completed
 
+        placement = placement or {}
         futures = {}
         for key, (function, args, kwargs) in jobs.items():
-            futures[self.client.submit(function, *args, pure=False, **kwargs)] = key
+            where = {"workers": [placement[key]], "allow_other_workers": False} if key in placement else {}
+            futures[self.client.submit(function, *args, pure=False, **where, **kwargs)] = key
         try:
             for future in as_completed(list(futures)):
                 key = futures[future]
@@ -61,3 +79,10 @@ class DaskExecutor(object):
         finally:
             for future in futures:
                 future.cancel()
+
+
+def _takes_n_workers(client):
+    """Newer distributed lists only the first few workers unless n_workers=-1 is given."""
+    import inspect
+
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters

@@ -33,8 +33,15 @@ class LocalExecutor(object):
         self.pool = None
         return False
 
-    def run(self, jobs):
-        """Yield (key, result or JobError) as the jobs finish."""
+    def machines(self):
+        """Where jobs can be placed: this machine only."""
+        import socket
+
+        return {"local": socket.gethostname()}
+
+    def run(self, jobs, placement=None):
+        """Yield (key, result or JobError) as the jobs finish. `placement` (a
+        job key -> a key of machines()) is accepted for symmetry: every job runs here."""
         futures = {self.pool.submit(function, *args, **kwargs): key
                    for key, (function, args, kwargs) in jobs.items()}
         for future in concurrent.futures.as_completed(futures):

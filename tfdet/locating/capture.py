@@ -43,7 +43,7 @@ import threading
 
 import numpy as np
 
-from ..scanning.passes import library_frame
+from ..graph.frames import library_frame, user_frame
 
 # Ops whose outputs are not worth a fingerprint (control flow TF's callbacks
 # cannot instrument, constants, and the debugger's own ops).
@@ -54,8 +54,6 @@ SKIPPED = frozenset((
     "EagerPyFunc", "PyFunc", "Fingerprint", "Bitcast", "DebugIdentityV2", "DebugNumericSummaryV2",
 ))
 UNHASHABLE = ("resource", "variant")
-_LIBRARIES = ("/tensorflow/", "/keras/", "/tf_keras/", "/tfdet/", "/site-packages/", "/dist-packages/",
-              "<frozen ", "/lib/python3", "__autograph_generated")
 _SUFFIX = re.compile(r"_\d+$")
 
 
@@ -72,15 +70,6 @@ def function_key(op_type):
     return _SUFFIX.sub("", op_type)
 
 
-def user_source(frames):
-    """'file:line' of the innermost frame of the user's code among (filename, lineno) pairs, innermost last."""
-    for filename, lineno in reversed(frames):
-        path = filename.replace(os.sep, "/")
-        if not path.startswith("<") and not any(part in path for part in _LIBRARIES):
-            return "%s:%d" % (filename, lineno)
-    return None
-
-
 def _forward_source():
     """For an op made by a gradient function, '<forward op type> file:line': where the
     user's code made the forward op it differentiates (TF's gradient functions,
@@ -93,7 +82,7 @@ def _forward_source():
                 if not hasattr(op, "traceback"):  # the eager tape hands gradient functions a stand-in op
                     op = _forward_op(op)
                 frames = [(f.filename, f.lineno) for f in op.traceback]
-                source = user_source(frames)
+                source = user_frame(frames)
                 return "%s %s" % (op.type, source) if source else None
             except (AttributeError, TypeError):
                 return None
@@ -289,7 +278,7 @@ class Recorder:
             after = self._read_back_eager(inputs[0], attrs, (index, -1))
         if len(self._produced) > 100000:  # ids of dead tensors get reused: forget old ones
             self._produced.clear()
-        self._write(["e", op_type, refs, hashes, user_source(_python_stack()), after])
+        self._write(["e", op_type, refs, hashes, user_frame(_python_stack()), after])
         if _is_function_call(op_type):
             name = function_key(op_type)
             self._calls[name] = self._calls.get(name, 0) + 1
@@ -329,7 +318,7 @@ class Recorder:
         except (KeyError, ValueError, AttributeError, TypeError):
             stack = []
         frames = [(f.filename, f.lineno) for f in stack]
-        self._write(["op", key, op_name, op_type, input_refs, user_source(frames), _forward_source(),
+        self._write(["op", key, op_name, op_type, input_refs, user_frame(frames), _forward_source(),
                      library_frame(stack)])
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]

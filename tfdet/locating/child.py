@@ -18,7 +18,8 @@ import runpy
 import sys
 import traceback
 
-from .capture import Recorder, install, uninstall, user_source
+from ..graph.frames import user_frame
+from .capture import Recorder, install, uninstall
 
 
 def _arguments(argv):
@@ -51,7 +52,7 @@ def _resolve(spec):
 
 def _failure(error):
     frames = [(frame.filename, frame.lineno) for frame in traceback.extract_tb(error.__traceback__)]
-    where = user_source(frames) or (("%s:%d" % frames[-1]) if frames else "")
+    where = user_frame(frames) or (("%s:%d" % frames[-1]) if frames else "")
     return "%s: %s%s" % (type(error).__name__, error, (" (at %s)" % where) if where else "")
 
 

@@ -14,9 +14,12 @@ operations that depends only on the segment ids:
    31 bits). One-element float32/int32 rows travel through the sort with their
    ids; wider rows are read through the sort permutation. Segments are then
    runs of equal ids;
-2. rows of one element: pad the runs, cut into chunks of at most K elements
-   (K from the run lengths alone, see `_scalar_runs`), into a [chunks, K]
-   matrix (RaggedTensorToTensor) and reduce it over its rows; wider rows: cut
+2. rows of at most _NARROW elements (read once through the sort permutation
+   when they do not travel with the ids): find the runs, by a binary search
+   for every segment id when there are no more segments than rows, else from
+   the changes of id; pad the runs, cut into chunks of at most K rows (K from
+   the run lengths alone, see `_run_levels`), into a [chunks, K, ...] tensor
+   (RaggedTensorToTensor) and reduce it over its second axis; wider rows: cut
    every run longer than one row into chunks of K consecutive rows (K a power
    of two <= 16 chosen from the ids alone, see `_chunk_width`) and combine each
    chunk in a fixed order, a pairwise tree of elementwise ops over K row
@@ -24,25 +27,27 @@ operations that depends only on the segment ids:
 3. repeat on the chunk results of the runs not yet down to one value
    (ceil(log_K(longest run)) levels in all, a tf.while_loop with
    parallel_iterations=1);
-4. place the run values with one gather whose indices come from a dense map
-   of the (sorted, unique) ids, written with each position at most once
-   (`_place`); absent segments get the identity, as in the stock ops (0 for
-   sum, 1 for prod, the dtype's lowest value for max and highest for min),
-   negative ids are dropped, ids >= num_segments raise InvalidArgumentError
-   (the stock CPU kernels' behaviour).
+4. place the run values: in segment order already when the runs were found
+   per segment id (a gather that picks the identity for empty segments), else
+   by one SparseToDense of the values at the (sorted, unique) ids, each
+   position written at most once (`_place`); absent segments get the
+   identity, as in the stock ops (0 for sum, 1 for prod, the dtype's lowest
+   value for max and highest for min), negative ids are dropped, ids >=
+   num_segments raise InvalidArgumentError (the stock CPU kernels' behaviour).
 
 The ops used are DynamicPartition and ConcatV2 (the sort; DynamicPartition's
 GPU kernel is a stable CUB radix sort of the partition numbers followed by a
 gather, its CPU kernel a serial loop), TopKV2 (the sort of very large ids),
-bitwise ops, Bitcast, GatherV2, Where, RaggedRange, RaggedTensorToTensor,
-Cumsum, InvertPermutation and SparseToDense (sorted unique indices) on
-integers, elementwise Add/Mul/Maximum/Minimum, and Sum/Prod/Max/Min over one
-axis of a dense tensor. None accumulates: every output element is written
-once. The reductions over the K axis (used for one-column data and for dtypes
-without elementwise kernels) rely on TensorFlow's dense reductions being
-run-to-run deterministic, which they are on CPU and GPU for every TF release
-this project covers (the last atomics left the GPU reduction kernels before
-1.14).
+bitwise ops, Bitcast, GatherV2, Where, LowerBound (tf.searchsorted: its GPU
+kernel, tensorflow/core/kernels/searchsorted_op_gpu.cu.cc, runs one binary
+search per value and writes each output once), RaggedRange,
+RaggedTensorToTensor, Cumsum, InvertPermutation and SparseToDense (sorted
+unique indices), elementwise Add/Mul/Maximum/Minimum, and Sum/Prod/Max/Min
+over one axis of a dense tensor. None accumulates: every output element is
+written once. The reductions over the K axis rely on TensorFlow's dense
+reductions being run-to-run deterministic, which they are on CPU and GPU for
+every TF release this project covers (the last atomics left the GPU reduction
+kernels before 1.14).
 
 Where TensorFlow's own segment op is already deterministic the "auto" method
 calls it instead, but only when told so (`set_stock_deterministic`): patch()
@@ -60,6 +65,7 @@ working eagerly, inside tf.function and in TF1 graph mode.
 """
 
 import contextlib
+import sys
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 METHODS = ("auto", "stock", "order_fixed")
@@ -68,8 +74,16 @@ METHODS = ("auto", "stock", "order_fixed")
 # mean fewer levels; _chunk_width keeps the padding they cost below the data size.
 _MAX_CHUNK = 16
 
-# Longest run of one segment reduced in one step by the path for one-element rows (_scalar_runs).
+# Longest run of one segment reduced in one step by the path for narrow rows (_run_levels).
 _MAX_RUN = 256
+
+# Rows of at most this many elements are read once through the sort permutation and reduced
+# as padded runs (_runs); wider rows by chunk levels (_levels).
+_NARROW = 4
+
+# Dtypes whose SparseToDense kernel exists on CPU in every TF this project covers: _place writes
+# their values directly (narrow rows); other dtypes through a dense map of rows and a gather.
+_DENSE_WRITE_DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
 # Bits of the key sorted by one pass of the radix sort (see _stable_sort).
 _RADIX_BITS = 8
@@ -340,33 +354,57 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
         checks.append(tf.debugging.Assert(ok, ["segment_ids must be < num_segments (out of range): largest id",
                                                last, "num_segments", num_segments]))
 
-    # Segments of the sorted sequence: runs of equal ids; starts, lengths, ids.
-    is_start = tf.concat([tf.ones(tf.minimum(n, 1)[tf.newaxis], tf.bool), tf.not_equal(s[1:], s[:-1])], 0)
-    starts = tf.cast(tf.where(is_start)[:, 0], idt)
-    if depth == 1:  # rows of one element: padded runs and dense reductions (_scalar_runs)
-        if index_map is not None:
-            v = tf.gather(v, index_map)
-        out = tf.cast(_scalar_runs(v, s, starts, num_segments, reduction), x.dtype)
-        return _with_checks(checks, out[:, tf.newaxis])
+    if depth == 1 or (depth is not None and depth <= _NARROW):
+        # Rows of one element, or narrow rows (read once in sorted order): padded runs and dense
+        # reductions (_runs).
+        if depth == 1:
+            xs = v if index_map is None else tf.gather(v, index_map)
+        else:
+            xs = x if index_map is None else tf.gather(x, index_map)
+        out = tf.cast(_runs(xs, s, num_segments, reduction), x.dtype)
+        return _with_checks(checks, out[:, tf.newaxis] if depth == 1 else out)
+    starts = _run_starts(s)
     lens = tf.concat([starts, tf.reshape(n, [1])], 0)[1:] - starts
     uniq = tf.gather(s, starts)
     return _with_checks(checks, _levels(x, index_map, starts, lens, uniq, num_segments, reduction))
 
 
-def _place(table, rows, uniq, num_segments):
-    """[num_segments, ...]: row k is table[rows[r]] for the run r whose id is k (uniq[r] == k),
-    else the last row of table (the identity). uniq is sorted and unique, so the dense map is
-    written with each position written at most once (SparseToDense; validate_indices re-checks
-    sorted/unique/in range). Negative ids (dropped) and, with validate=False, ids >=
-    num_segments are left out."""
+def _place(table, rows, uniq, num_segments, reduction, identity_row=False):
+    """[num_segments, ...]: row k is table[rows[r]] (table[r] when rows is None) for the run r whose
+    id is k (uniq[r] == k), else the reduction's identity. uniq is sorted and unique, so the output
+    is written with each position written at most once (SparseToDense; validate_indices re-checks
+    sorted/unique/in range): the values themselves for rows of at most _NARROW elements whose
+    dtype has a SparseToDense kernel in every TF this project covers (one index per element),
+    else a dense map of rows, then a gather (one index per row). Negative ids (dropped)
+    and, with validate=False, ids >= num_segments are left out. identity_row: table's last row
+    is the identity already (the caller built it in, saving a copy of table for the gather)."""
     tf = _tf()
     idt = uniq.dtype
+    i64 = tf.int64
     keep = tf.logical_and(uniq >= 0, uniq < num_segments)
-    index = tf.raw_ops.SparseToDense(
-        sparse_indices=tf.boolean_mask(uniq, keep), output_shape=tf.reshape(num_segments, [1]),
-        sparse_values=tf.boolean_mask(rows, keep), default_value=tf.shape(table, out_type=idt)[0] - 1,
-        validate_indices=True)
-    return tf.gather(table, index)
+    kept = tf.boolean_mask(uniq, keep)
+    ident = tf.constant(identity_value(table.dtype, reduction), table.dtype)
+    inner = tf.shape(table, out_type=i64)[1:]
+    depth_static = table.shape[1:].num_elements() if table.shape.rank is not None else None
+    if table.dtype.name not in _DENSE_WRITE_DTYPES or depth_static is None or depth_static > _NARROW:
+        if rows is None:
+            rows = tf.range(tf.size(uniq, out_type=idt), dtype=idt)
+        if not identity_row:
+            table = tf.concat([table, tf.fill(tf.concat([[1], inner], 0), ident)], 0)  # + the identity row
+        index = tf.raw_ops.SparseToDense(
+            sparse_indices=kept, output_shape=tf.reshape(num_segments, [1]), sparse_values=tf.boolean_mask(rows, keep),
+            default_value=tf.shape(table, out_type=idt)[0] - 1, validate_indices=True)
+        return tf.gather(table, index)
+    if identity_row:
+        table = table[:-1]
+    values = tf.boolean_mask(table, keep) if rows is None else tf.gather(table, tf.boolean_mask(rows, keep))
+    depth = tf.reduce_prod(inner)
+    # Element (k, j) of the output is element k * depth + j of a flat vector: indices stay sorted and unique.
+    flat = tf.reshape(tf.cast(kept, i64)[:, tf.newaxis] * depth + tf.range(depth, dtype=i64)[tf.newaxis, :], [-1])
+    num = tf.cast(num_segments, i64)
+    out = tf.raw_ops.SparseToDense(sparse_indices=flat, output_shape=tf.reshape(num * depth, [1]),
+                                   sparse_values=tf.reshape(values, [-1]), default_value=ident, validate_indices=True)
+    return tf.reshape(out, tf.concat([tf.reshape(num, [1]), inner], 0))
 
 
 def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
@@ -407,7 +445,7 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
         )
 
     empty_ids = tf.zeros([0], idt)
-    loop_vars = [out1, starts, lens, ords, offset, tf.zeros(tf.stack([0, tf.shape(x)[1]]), x.dtype), empty_ids,
+    loop_vars = [out1, starts, lens, ords, offset, tf.zeros_like(x[:0]), empty_ids,
                  empty_ids]
     vec = tf.TensorShape([None])
     row_shape = tf.TensorShape([None, depth])
@@ -423,43 +461,95 @@ def _levels(x, index_map, starts, lens, uniq, num_segments, reduction):
     # Every segment finished exactly once: fin_ords is a permutation of range(u).
     addr = tf.gather(tf.concat(fin_addr, 0), tf.math.invert_permutation(tf.concat(fin_ords, 0)))
     ident = tf.fill(tf.stack([1, tf.shape(x)[1]]), tf.constant(identity_value(x.dtype, reduction), x.dtype))
-    return _place(tf.concat([x_single, out1, acc, ident], 0), addr, uniq, num_segments)
+    return _place(tf.concat([x_single, out1, acc, ident], 0), addr, uniq, num_segments, reduction, identity_row=True)
 
 
-def _scalar_runs(v, s, starts, num_segments, reduction):
-    """[num_segments]: the reduction of v over each run of equal ids in the sorted s (runs begin at `starts`).
+def _run_starts(s):
+    """The first position of each run of equal ids in s (s sorted)."""
+    tf = _tf()
+    n = tf.size(s, out_type=s.dtype)
+    is_start = tf.concat([tf.ones(tf.minimum(n, 1)[tf.newaxis], tf.bool), tf.not_equal(s[1:], s[:-1])], 0)
+    return tf.cast(tf.where(is_start)[:, 0], s.dtype)
 
-    Each level pads the runs, cut into chunks of at most K elements, into a
-    [chunks, K] matrix (RaggedTensorToTensor, padding with the reduction's
-    identity; every position written once) and reduces it over its rows (a
-    dense reduction). K is the longest run, but at most _MAX_RUN and at most
-    2 * n / runs + 1 (so the padding stays below twice the data); runs longer
-    than K take ceil(log_K(length)) levels, a tf.while_loop with
+
+def _run_levels(v, splits, reduction):
+    """Reduce the rows of v over runs, run r being rows splits[r] .. splits[r + 1] - 1 (runs may be
+    empty), until every run holds at most one row; returns (those rows, their run splits).
+
+    Each level pads the runs, cut into chunks of at most K rows, into a
+    [chunks, K, ...] tensor (RaggedTensorToTensor, padding with the reduction's
+    identity; every position written once) and reduces it over its second axis
+    (a dense reduction). K is the longest run, but at most _MAX_RUN and at most
+    2 * n / (runs not empty) + 1, n the rows of the first level (so the padding
+    stays below twice the data);
+    runs longer than K take ceil(log_K(length)) levels, a tf.while_loop with
     parallel_iterations=1. K depends on the ids only, so the order of
     operations does too.
     """
     tf = _tf()
+    idt = splits.dtype
+    ident = tf.constant(identity_value(v.dtype, reduction), v.dtype)
+    runs = tf.math.count_nonzero(splits[1:] > splits[:-1], dtype=idt)  # runs that hold a row
+    # The bound on K comes from the rows of the first level at every level: padding stays below
+    # twice the data (plus one row per run), and later levels, on fewer rows, finish sooner.
+    widest = 2 * tf.shape(v, out_type=idt)[0] // tf.maximum(runs, 1) + 1
+
+    def level(v, splits):
+        total = tf.shape(v, out_type=idt)[0]
+        lens = splits[1:] - splits[:-1]
+        k = tf.minimum(tf.reduce_max(lens), tf.minimum(tf.constant(_MAX_RUN, idt), widest))
+        # The first row of each chunk; the row splits of this ragged range are the next level's
+        # run splits (chunk c of the output is chunk c here).
+        chunks = tf.ragged.range(splits[:-1], splits[1:], k)
+        heads = tf.concat([chunks.flat_values, tf.reshape(total, [1])], 0)
+        # [chunks, K, ...]: the longest chunk has K elements (K <= the longest run); no `shape`
+        # argument, which TF before 2.2 lacks.
+        padded = tf.RaggedTensor.from_row_splits(v, heads, validate=False).to_tensor(ident)
+        return _reducer(reduction)(padded, axis=1), tf.cast(chunks.row_splits, idt)
+
+    return tf.while_loop(lambda v, splits: tf.shape(v, out_type=idt)[0] > runs, level, [v, splits],
+                         shape_invariants=[tf.TensorShape([None]).concatenate(v.shape[1:]),
+                                           tf.TensorShape([None])], parallel_iterations=1)
+
+
+def _runs(v, s, num_segments, reduction):
+    """[num_segments] + v.shape[1:]: the reduction of the rows of v over each run of equal ids in the
+    sorted s (_run_levels), negative ids and ids >= num_segments left out.
+
+    Where there are no more segments than rows, the rows of segment k are found
+    by a binary search (LowerBound: one search per value, each output written
+    once) for k and k + 1 in s, empty segments included, so the runs come out
+    in segment order and need no placing; otherwise the runs are the changes of
+    id (_run_starts) and their values are placed by id (_place). (One loop
+    outside the two conds: TF's graph optimizer fails to order a cond whose
+    branches both hold a loop.)
+    """
+    tf = _tf()
     idt = s.dtype
     n = tf.size(s, out_type=idt)
-    ident = tf.constant(identity_value(v.dtype, reduction), v.dtype)
-    lens = tf.concat([starts, tf.reshape(n, [1])], 0)[1:] - starts
+    dense = tf.cast(num_segments, idt) <= n
 
-    def level(v, lens):
-        total = tf.size(v, out_type=idt)
-        runs = tf.size(lens, out_type=idt)
-        k = tf.minimum(tf.reduce_max(lens), tf.minimum(tf.constant(_MAX_RUN, idt), 2 * total // runs + 1))
-        run_starts = tf.cumsum(lens, exclusive=True)
-        heads = tf.ragged.range(run_starts, run_starts + lens, k).flat_values  # the first element of each chunk
-        splits = tf.concat([heads, tf.reshape(total, [1])], 0)
-        # [chunks, K]: the longest chunk has K elements (K <= the longest run); no `shape`
-        # argument, which TF before 2.2 lacks.
-        padded = tf.RaggedTensor.from_row_splits(v, splits, validate=False).to_tensor(ident)
-        return _reducer(reduction)(padded, axis=1), (lens + k - 1) // k
+    def searched():
+        bounds = tf.searchsorted(s, tf.range(tf.cast(num_segments, idt) + 1, dtype=idt), side="left",
+                                 out_type=idt)
+        return bounds[0], bounds[-1], bounds - bounds[0]
 
-    v, _ = tf.while_loop(lambda v, lens: tf.size(v) > tf.size(lens), level, [v, lens],
-                         shape_invariants=[tf.TensorShape([None]), tf.TensorShape([None])], parallel_iterations=1)
-    return _place(tf.concat([v, ident[tf.newaxis]], 0), tf.range(tf.size(starts, out_type=idt), dtype=idt),
-                  tf.gather(s, starts), num_segments)
+    def changes():
+        return tf.zeros([], idt), n, tf.concat([_run_starts(s), tf.reshape(n, [1])], 0)
+
+    lo, hi, splits = tf.cond(dense, searched, changes)
+    runs, splits_out = _run_levels(v[lo:hi], splits, reduction)
+
+    def in_order():  # segment k's value is row splits_out[k] when the segment holds one, else the identity
+        table = tf.concat([runs, tf.fill(tf.concat([[1], tf.shape(runs)[1:]], 0),
+                                         tf.constant(identity_value(runs.dtype, reduction), runs.dtype))], 0)
+        return tf.gather(table, tf.where(splits_out[1:] > splits_out[:-1], splits_out[:-1],
+                                         tf.fill(tf.shape(splits_out[1:]), tf.shape(runs, out_type=idt)[0])))
+
+    def placed():
+        return _place(runs, None, tf.gather(s, splits[:-1]), num_segments, reduction)
+
+    return tf.cond(dense, in_order, placed)
 
 
 def _stable_sort(ids, num_segments, values=None):
@@ -467,56 +557,62 @@ def _stable_sort(ids, num_segments, values=None):
     With `values` (float32 or int32, ids' length): (ids sorted, values in that order).
 
     A least-significant-digit radix sort: each pass is one DynamicPartition of
-    (key << 32 | position, or the bits of the value) by _RADIX_BITS bits of the
-    key, its parts concatenated in order (DynamicPartition keeps the input order
-    within a part: on CPU by a serial loop, on GPU by a stable radix sort of the
-    partition numbers), so after the passes that cover the largest key the
-    sequence is sorted by key and, within a key, by position. The number of
-    passes depends on the largest key only. Keys are ids + 1, with ids clipped
-    to num_segments (ids >= num_segments are either rejected or dropped, so
-    their order does not matter). Where keys or positions do not fit 31 and 32
+    64-bit words (key in the high half, the position or the bits of the value in
+    the low half) by _RADIX_BITS bits of the key, its parts concatenated in order
+    (DynamicPartition keeps the input order within a part: on CPU by a serial
+    loop, on GPU by a stable radix sort of the partition numbers), so after the
+    passes that cover the largest key the sequence is sorted by key and, within
+    a key, by position. The number of passes depends on the largest key only.
+    Keys are ids + 1, with ids clipped to num_segments (ids >= num_segments are
+    either rejected or dropped, so their order does not matter). The first
+    pass reads its digit from the 32-bit keys, the sorted words are taken
+    apart by a Bitcast to int32 pairs. Where keys or positions do not fit 31
     bits, one top_k of the negated ids (a stable sort, many times slower on a
     CPU) instead.
     """
     tf = _tf()
     idt = ids.dtype
     i64 = tf.int64
-    low = (1 << 32) - 1
     n = tf.size(ids, out_type=i64)
     ids = tf.minimum(ids, tf.cast(num_segments, idt))
-    keys = tf.cast(ids, i64) + 1  # >= 0
-    top = tf.maximum(tf.reduce_max(keys), 0)  # the lowest value when empty
+    top = tf.maximum(tf.cast(tf.reduce_max(ids), i64) + 1, 0)  # the largest key; 0 when empty
     mask = (1 << _RADIX_BITS) - 1
+    parts = 1 << _RADIX_BITS
+    # Which int32 of a 64-bit word is its high half (the key): the second on little-endian hosts.
+    high = 1 if sys.byteorder == "little" else 0
 
     def radix():
+        keys = tf.cast(ids, tf.int32) + 1  # in [0, 2**31): this branch runs for top < 2**31 only
         if values is None:
-            payload = tf.range(n, dtype=i64)
+            payload = tf.range(tf.cast(n, tf.int32), dtype=tf.int32)
         else:
-            bits = values if values.dtype == tf.int32 else tf.bitcast(values, tf.int32)
-            payload = tf.bitwise.bitwise_and(tf.cast(bits, i64), low)
-        packed = keys * (1 << 32) + payload
+            payload = values if values.dtype == tf.int32 else tf.bitcast(values, tf.int32)
+        # key * 2**32 + the payload's bits (Pack and Transpose interleave the halves far slower on a CPU)
+        packed = tf.cast(keys, i64) * (1 << 32) + tf.bitwise.bitwise_and(tf.cast(payload, i64), (1 << 32) - 1)
+        # The first pass reads its digit from the keys as given; later ones from the words.
+        packed = tf.concat(tf.dynamic_partition(packed, tf.bitwise.bitwise_and(keys, mask), parts), 0)
 
         def body(packed, shift):
-            digit = tf.cast(tf.bitwise.bitwise_and(tf.bitwise.right_shift(packed, shift + 32), mask), tf.int32)
-            return tf.concat(tf.dynamic_partition(packed, digit, 1 << _RADIX_BITS), 0), shift + _RADIX_BITS
+            digit = tf.bitwise.bitwise_and(tf.cast(tf.bitwise.right_shift(packed, shift + 32), tf.int32), mask)
+            return tf.concat(tf.dynamic_partition(packed, digit, parts), 0), shift + _RADIX_BITS
 
         packed, _ = tf.while_loop(lambda packed, shift: tf.bitwise.right_shift(top, shift) > 0, body,
-                                  [packed, tf.constant(0, i64)],
+                                  [packed, tf.constant(_RADIX_BITS, i64)],
                                   shape_invariants=[tf.TensorShape([None]), tf.TensorShape([])],
                                   parallel_iterations=1)
-        payload = tf.bitwise.bitwise_and(packed, low)
+        halves = tf.bitcast(packed, tf.int32)  # [n, 2]
+        payload = halves[:, 1 - high]
         if values is None:
             payload = tf.cast(payload, idt)
-        else:  # the low 32 bits, back to the value (the cast to int32 wraps)
-            payload = tf.cast(payload, tf.int32)
-            payload = payload if values.dtype == tf.int32 else tf.bitcast(payload, values.dtype)
-        return tf.cast(tf.bitwise.right_shift(packed, 32) - 1, idt), payload
+        elif values.dtype != tf.int32:
+            payload = tf.bitcast(payload, values.dtype)
+        return tf.cast(halves[:, high] - 1, idt), payload
 
     def top_k():
         neg_sorted, perm = tf.math.top_k(-ids, k=tf.cast(n, tf.int32))
         return -neg_sorted, tf.cast(perm, idt) if values is None else tf.gather(values, perm)
 
-    return tf.cond(tf.logical_and(top < (1 << 31), n < (1 << 32)), radix, top_k)
+    return tf.cond(tf.logical_and(top < (1 << 31), n < (1 << 31)), radix, top_k)
 
 
 # --------------------------------------------------------------------------- public

@@ -828,9 +828,14 @@ def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, T, method="bil
                    + tf.cast(xx, tf.int64)[:, tf.newaxis, :])
             return tf.where(ok, lin, -tf.ones_like(lin))
 
+        g = tf.reshape(g, tf.stack([-1, depth]))  # [nb * ch * cw, D]
         if method == "bilinear":
-            y_lerp = ys["lerp"][:, :, tf.newaxis, tf.newaxis]
-            x_lerp = xs["lerp"][:, tf.newaxis, :, tf.newaxis]
+            def column(lerp):  # [nb, ch, cw] -> [nb * ch * cw, 1]: broadcast over the channels only
+                return tf.reshape(tf.broadcast_to(lerp, tf.shape(ok)), [-1, 1])
+
+            # As the kernel: dtop = (1 - y_lerp) * g, then (1 - x_lerp) * dtop, ...
+            y_lerp = column(ys["lerp"][:, :, tf.newaxis])
+            x_lerp = column(xs["lerp"][:, tf.newaxis, :])
             dtop = (1.0 - y_lerp) * g
             dbottom = y_lerp * g
             terms = [
@@ -842,7 +847,7 @@ def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, T, method="bil
         else:
             terms = [(pixel(ys["near"], xs["near"]), g)]
         ids = tf.concat([tf.reshape(i, [-1]) for i, _ in terms], 0)
-        vals = tf.concat([tf.reshape(tf.cast(v, T), tf.stack([-1, depth])) for _, v in terms], 0)
+        vals = tf.cast(tf.concat([v for _, v in terms], 0), T)
         num = tf.cast(batch, tf.int64) * tf.cast(height, tf.int64) * tf.cast(width, tf.int64)
         out = _p.segment_reduce(vals, ids, num, "sum")
         del nb, ch, cw
@@ -882,13 +887,22 @@ def crop_and_resize_grad_boxes(grads, image, boxes, box_ind, method="bilinear", 
         top_right = corner(ys["lo"], xs["hi"])
         bottom_left = corner(ys["hi"], xs["lo"])
         bottom_right = corner(ys["hi"], xs["hi"])
-        y_lerp = ys["lerp"][:, :, tf.newaxis, tf.newaxis]
-        x_lerp = xs["lerp"][:, tf.newaxis, :, tf.newaxis]
+        y_lerp = ys["lerp"][:, :, tf.newaxis]
+        x_lerp = xs["lerp"][:, tf.newaxis, :]
         g = tf.cast(grads, tf.float32)
-        image_grad_y = ((1.0 - x_lerp) * (bottom_left - top_left) + x_lerp * (bottom_right - top_right)) * g
-        image_grad_x = ((1.0 - y_lerp) * (top_right - top_left) + y_lerp * (bottom_right - bottom_left)) * g
+
+        def channel_sum(a, b):  # [nb, ch, cw]: sum over the channels of (a - b) * g, same-shape ops only
+            return tf.reduce_sum((a - b) * g, axis=3)
+
+        # The kernel's ((1 - x_lerp) * (bl - tl) + x_lerp * (br - tr)) * g summed over the channels,
+        # with the lerp factors (constant over the channels) applied after the channel sums: the
+        # elementwise work on [nb, ch, cw, D] has no broadcasting.
+        image_grad_y = ((1.0 - x_lerp) * channel_sum(bottom_left, top_left)
+                        + x_lerp * channel_sum(bottom_right, top_right))
+        image_grad_x = ((1.0 - y_lerp) * channel_sum(top_right, top_left)
+                        + y_lerp * channel_sum(bottom_right, bottom_left))
         ok = (box_ok[:, tf.newaxis, tf.newaxis]
-              & ys["valid"][:, :, tf.newaxis] & xs["valid"][:, tf.newaxis, :])[..., tf.newaxis]
+              & ys["valid"][:, :, tf.newaxis] & xs["valid"][:, tf.newaxis, :])
         image_grad_y = tf.where(ok, image_grad_y, 0.0)
         image_grad_x = tf.where(ok, image_grad_x, 0.0)
 
@@ -901,8 +915,8 @@ def crop_and_resize_grad_boxes(grads, image, boxes, box_ind, method="bilinear", 
 
         cy1, cy2 = coefficients(ys)
         cx1, cx2 = coefficients(xs)
-        sy = tf.reduce_sum(image_grad_y, axis=[2, 3])  # [nb, ch]
-        sx = tf.reduce_sum(image_grad_x, axis=[1, 3])  # [nb, cw]
+        sy = tf.reduce_sum(image_grad_y, axis=2)  # [nb, ch]
+        sx = tf.reduce_sum(image_grad_x, axis=1)  # [nb, cw]
         dy1 = tf.reduce_sum(sy * tf.broadcast_to(cy1, tf.shape(sy)), axis=1)
         dy2 = tf.reduce_sum(sy * tf.broadcast_to(cy2, tf.shape(sy)), axis=1)
         dx1 = tf.reduce_sum(sx * tf.broadcast_to(cx1, tf.shape(sx)), axis=1)

@@ -2,9 +2,11 @@
 
 model.py turns typed results (tfdet.results) into a view model (pure), its
 steps each in a module of their own (runs, environment, grid, findings, prose,
-charts, on formatting and view); crosscheck.py compares measurements with the
-catalogue (pure), svg.py draws the charts (pure), render.py renders the page
-with Jinja2 (autoescaped).
+charts, on formatting and view); tfdet.catalog.crosscheck compares
+measurements with the catalogue (pure; `tfdet catalog update` uses it too),
+svg.py draws the charts (pure), render.py renders the page with Jinja2
+(autoescaped). matrix_page.py pivots the same grid into one table per mode
+with TF versions as columns (`tfdet report --matrix`).
 """
 
 from .model import build_report
@@ -46,4 +48,30 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
     return report, render_report(report, generated=generated)
 
 
-__all__ = ["build_report", "render_report", "report_from_files"]
+def matrix_from_files(paths, catalogue=None, manifest=None, title=None, generated=None):
+    """Read probe results files (one per TF version, one device) and an optional
+    matrix manifest (JSON: each version's install status); render the matrix
+    page: (MatrixPage, the page as a string). Raises ResultsError, naming the
+    file, for anything that cannot be read or does not belong in a matrix."""
+    import json
+
+    from .. import __version__
+    from ..results import ResultsError, load, describe_os_error
+    from .matrix_page import build_matrix, parse_manifest, render_matrix
+
+    parsed = None
+    if manifest is not None:
+        try:
+            with open(manifest, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except OSError as exc:
+            raise ResultsError(describe_os_error(exc, manifest, "cannot read")) from None
+        except ValueError as exc:
+            raise ResultsError("%s: not JSON: %s" % (manifest, exc)) from None
+        parsed = parse_manifest(data, manifest)
+    page = build_matrix([load(path) for path in paths], catalogue=catalogue, manifest=parsed, title=title,
+                        tfdet_version=__version__)
+    return page, render_matrix(page, generated=generated)
+
+
+__all__ = ["build_report", "render_report", "report_from_files", "matrix_from_files"]

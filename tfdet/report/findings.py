@@ -1,12 +1,13 @@
 """The cross-check applied to the report: each run's records against the
-catalogue's claims (crosscheck.py decides), the findings in the catalogue's
+catalogue's claims (tfdet.catalog.crosscheck decides), the findings in the catalogue's
 words, and the grid's cells flagged where a finding is about them. Pure."""
 
 from collections import OrderedDict
 
 from ..catalog import describe_source, expected_to_vary
 from ..results.vocabulary import DETERMINISTIC, MEASURED, RAISED, VARIES
-from . import claims, crosscheck
+from ..catalog import crosscheck
+from . import claims
 from .grid import mark_unconfirmed
 from .view import FindingView
 

@@ -14,7 +14,8 @@ prose.py (the summary and advice), charts.py (the pictures' data), all on
 formatting.py and view.py.
 """
 
-from . import charts, crosscheck, environment, findings, grid, prose
+from ..catalog import crosscheck
+from . import charts, environment, findings, grid, prose
 from . import runs as run_views
 from .view import Report
 

@@ -5,7 +5,8 @@ catalogue switches each mode turned on. Pure: a ProbeResults in, a Run out."""
 from collections import OrderedDict
 
 from ..results.interpret import mode_problems
-from . import crosscheck, environment
+from ..catalog import crosscheck
+from . import environment
 from .formatting import file_name, mode_key, text
 from .view import Run
 
@@ -66,21 +67,7 @@ def tell_apart(runs):
 
 def mode_switches(run, header, catalogue):
     """{mode: switch ids on for the run's device}; empty without a catalogue or device."""
-    if catalogue is None or run.device is None or run.tf_version == "unknown":
-        return {m: frozenset() for m in run.modes}
-    recorded = {}
-    for mode in run.modes:
-        env = header.environment.get(mode)
-        recorded[mode] = env.env if env else {}
-
-    def honoured(switch):
-        try:
-            return switch.available_in(run.tf_version)
-        except ValueError:
-            return False
-
-    same_as = {s.id: tuple(s.same_as) for s in catalogue.switches}
-    return crosscheck.switch_sets(run.modes, recorded, catalogue.switches, honoured, run.device, same_as)
+    return crosscheck.header_switch_sets(run.modes, header, run.tf_version, run.device, catalogue)
 
 
 def determinism_label(run, catalogue):

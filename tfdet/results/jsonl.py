@@ -162,6 +162,37 @@ class JsonLinesWriter(object):
         self.append([header])
         self.started = True  # only now: close() removes a file whose header never reached it
 
+    def rewrite_first_line(self, record):
+        """Replace the first line (the header) with `record`, keeping every other
+        line: a new file is written and locked beside this one, then renamed over
+        it, so a reader or a crash sees the old file or the new one, never a mix."""
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        data = b""
+        while len(data) < self._good:
+            chunk = os.read(self.fd, self._good - len(data))
+            if not chunk:
+                break
+            data += chunk
+        data = _encode(record).encode("utf-8") + data[data.find(b"\n") + 1:]
+        temp = "%s.tmp-%d" % (self.path, os.getpid())
+        try:
+            fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+                os.replace(temp, self.path)
+            except OSError:
+                os.close(fd)
+                os.unlink(temp)
+                raise
+        except OSError as exc:
+            raise ResultsWriteError(describe_os_error(exc, self.path)) from None
+        os.close(self.fd)
+        self.fd, self._good = fd, len(data)
+
     def _last_line_end(self):
         data = b""
         os.lseek(self.fd, 0, os.SEEK_SET)

@@ -8,7 +8,7 @@ returns True (met), False (provably not met) or None (the graph cannot tell:
 counted, to be safe).
 """
 
-from .passes import path_of
+from ..graph.frames import path_of
 
 STATEFUL_RANDOM = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal", "RandomShuffle",
                    "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2")

@@ -3,11 +3,10 @@
 The innermost frame that belongs to a known part of Keras or TensorFlow names
 the pass: an optimizer's update, a metric's update, a loss, the gradient
 (TensorFlow's gradient functions), the input pipeline (tf.data); anything else
-is the forward pass. The user's own line is the innermost frame outside
-TensorFlow, Keras and tfdet.
+is the forward pass. (The user's own line: tfdet.graph.frames.)
 """
 
-import os
+from ..graph.frames import path_of
 
 FORWARD, GRADIENT, LOSS, METRIC, OPTIMIZER, INPUT = "forward", "gradient", "loss", "metric", "optimizer", "input"
 INITIALISATION = "initialisation"  # a Keras initializer drawing the first weights (keras_sources.py)
@@ -30,13 +29,6 @@ _MARKERS = (
     ("tensorflow/python/eager/imperative_grad.py", GRADIENT),
 )
 
-_LIBRARIES = ("/tensorflow/", "/keras/", "/tf_keras/", "/tfdet/", "/site-packages/", "/dist-packages/", "<frozen ")
-
-
-def path_of(filename):
-    """A frame's file name with '/' separators, as the markers here are written."""
-    return filename.replace(os.sep, "/")
-
 
 def pass_of(stack, default=FORWARD):
     """The pass the innermost recognisable frame of `stack` (outermost first) belongs to."""
@@ -48,23 +40,3 @@ def pass_of(stack, default=FORWARD):
         if path.endswith("_grad.py") and "/tensorflow/python/ops/" in path:
             return GRADIENT
     return default
-
-
-def user_frame(stack):
-    """The innermost frame of the user's own code ('file.py:12'), or None."""
-    for frame in reversed(stack):
-        path = path_of(frame.filename)
-        if not any(part in path for part in _LIBRARIES) and not path.startswith("<"):
-            return "%s:%d" % (frame.filename, frame.lineno)
-    return None
-
-
-def library_frame(stack):
-    """The innermost Keras frame ('keras/src/optimizers/adam.py:120 update_step'), or None:
-    where in Keras an op was made when the user's code only called fit()."""
-    for frame in reversed(stack):
-        path = path_of(frame.filename)
-        for marker in ("/keras/src/", "/tf_keras/src/"):
-            if marker in path and "/backend/" not in path and "/ops/" not in path:
-                return "%s:%d %s" % (path[path.index(marker) + 1:], frame.lineno, frame.name)
-    return None

@@ -3,6 +3,7 @@ whole training step (forward, loss, gradient, optimizer update, metric updates).
 Needs TensorFlow; everything downstream works on the traced graphs."""
 
 from .. import graph
+from ..graph import frames
 from . import passes
 
 class Traced(object):
@@ -171,7 +172,7 @@ def sites(traced, catalogue):
             pass_name = passes.pass_of(stack, default) if stack else (
                 passes.GRADIENT if "gradient" in site.name.lower() or (site.function or "").startswith("__inference_")
                 and "grad" in (site.function or "") else default)
-            where = passes.user_frame(stack) or passes.library_frame(stack) or site.scope or site.function or ""
+            where = frames.user_frame(stack) or frames.library_frame(stack) or site.scope or site.function or ""
             if site.function and not stack:
                 where = "function %s" % site.function
             nodes = index if site.function is None else function_index[site.function]
@@ -185,7 +186,7 @@ def sites(traced, catalogue):
 def _below_the_scan(stack):
     """The frames under tfdet's own tracing call: what the model's code did, not
     the line that called tfdet.scan()."""
-    last = max((i for i, frame in enumerate(stack) if "/tfdet/scanning/" in passes.path_of(frame.filename)),
+    last = max((i for i, frame in enumerate(stack) if "/tfdet/scanning/" in frames.path_of(frame.filename)),
                default=-1)
     return stack[last + 1:]
 

@@ -23,12 +23,15 @@ newly_measured   the catalogue is unsure (unknown, or no claim for this
                  version and device): what the probe saw is a new fact.
 
 Failed and skipped cells, and cells not measured, are never evidence.
+
+Used by the report (tfdet/report/findings.py) and by `tfdet catalog update`
+(update.py), so both read a measurement against a claim the same way.
 """
 
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from ..catalog.model import expand_switch_aliases as expand_switches
+from .model import expand_switch_aliases as expand_switches
 from ..results.vocabulary import MEASURED
 
 DISAGREEMENT = "disagreement"
@@ -281,5 +284,26 @@ def switch_sets(modes, recorded_env, switches, tf_version_ok, device, same_as):
     return result
 
 
+def header_switch_sets(modes, header, tf_version, device, catalogue):
+    """{mode: switch ids on for the device} of a results file (a ProbeHeader): what
+    each mode's recorded environment turned on, in a TF that honours the switch.
+    Empty sets without a catalogue, a device or a TF version."""
+    if catalogue is None or device is None or not tf_version or tf_version == "unknown":
+        return {m: frozenset() for m in modes}
+    recorded = {}
+    for mode in modes:
+        env = header.environment.get(mode)
+        recorded[mode] = env.env if env else {}
+
+    def honoured(switch):
+        try:
+            return switch.available_in(tf_version)
+        except ValueError:
+            return False
+
+    same_as = {s.id: tuple(s.same_as) for s in catalogue.switches}
+    return switch_sets(modes, recorded, catalogue.switches, honoured, device, same_as)
+
+
 __all__ = ["Claim", "Finding", "DISAGREEMENT", "NOT_REPRODUCED", "NEWLY_MEASURED", "KINDS", "check", "check_run",
-           "describe", "expand_switches", "summarise_modes", "switch_sets"]
+           "describe", "expand_switches", "header_switch_sets", "summarise_modes", "switch_sets"]

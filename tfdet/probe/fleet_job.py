@@ -1,0 +1,70 @@
+"""One machine's probe as an executor job: `tfdet probe` in a fresh process on
+whichever Dask worker the job was placed on, into a results file kept on that
+machine, returned as text when it finishes.
+
+Runs on the worker, so it takes and returns plain data. The file on the
+worker is named after the probe's flags and the machine, so the same command
+run again with --resume continues it case by case: an interrupted fleet run
+loses no finished case on any machine.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+STDERR_TAIL = 2000
+
+
+def state_dir():
+    """Where a worker keeps its machine's results file ($TFDET_FLEET_DIR, or ~/.cache/tfdet/fleet)."""
+    return os.environ.get("TFDET_FLEET_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tfdet", "fleet")
+
+
+def probe_on_this_machine(flags, key, resume):
+    """Run `tfdet probe FLAGS` here; {"host", "returncode", "text", "stderr_tail", "path"}.
+
+    `text` is the results file as the probe left it (None if it wrote nothing).
+    A probe that fails is a result, not an exception: the coordinator records it.
+    """
+    directory = state_dir()
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, key + ".jsonl")
+    command = [sys.executable, "-m", "tfdet", "probe"] + list(flags) + [
+        "--out", path, "--quiet", "--allow-missing-modes", "--resume" if resume and os.path.exists(path)
+        else "--overwrite"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               universal_newlines=True)
+    previous = _stop_on_sigterm(process)
+    try:
+        _, stderr = process.communicate()
+    except BaseException:  # the executor stopping this job: stop the probe as Ctrl-C would (it keeps its cases)
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    text = None
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    return {"host": socket.gethostname(), "returncode": process.returncode, "text": text,
+            "stderr_tail": (stderr or "")[-STDERR_TAIL:], "path": path}
+
+
+def _stop_on_sigterm(process):
+    """In a process pool's main thread, SIGTERM unwinds the job (which stops the
+    probe); a Dask worker runs jobs in threads, where no handler can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, stop)
