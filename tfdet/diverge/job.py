@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+from ..executor.signals import restore_sigterm, unwind_on_sigterm
+
 STDERR_TAIL = 2000
 
 
@@ -22,29 +24,6 @@ def _environ(spec):
     environ.update(spec.get("env", {}))
     environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     return environ
-
-
-def _stop(signum, frame):
-    raise SystemExit(128 + signum)
-
-
-def _stop_on_sigterm():
-    """In a pool process (jobs run in its main thread), SIGTERM from the executor
-    unwinds the job, so the training process is killed and the scratch removed.
-    Elsewhere (a Dask worker thread) signals cannot be set: None."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, _stop)
-
-
-def _restore(previous):
-    import signal
-
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_training(spec, timeout=None, python=None):
@@ -64,7 +43,7 @@ def run_training(spec, timeout=None, python=None):
         command = module_command(python or sys.executable, "tfdet.diverge.training") + [spec_path, workdir]
         proc = subprocess.Popen(command, env=_environ(spec), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 universal_newlines=True)
-        previous = _stop_on_sigterm()
+        previous = unwind_on_sigterm()
         try:
             _, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -77,7 +56,7 @@ def run_training(spec, timeout=None, python=None):
             proc.wait()
             raise
         finally:
-            _restore(previous)
+            restore_sigterm(previous)
         if proc.returncode != 0 or not os.path.exists(os.path.join(workdir, "result.json")):
             tail = (stderr or "").strip()[-STDERR_TAIL:]
             last = tail.splitlines()[-1] if tail else ""

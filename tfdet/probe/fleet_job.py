@@ -13,7 +13,8 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
+
+from ..executor.signals import restore_sigterm, unwind_on_sigterm
 
 STDERR_TAIL = 2000
 
@@ -37,7 +38,7 @@ def probe_on_this_machine(flags, key, resume):
         else "--overwrite"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                universal_newlines=True)
-    previous = _stop_on_sigterm(process)
+    previous = unwind_on_sigterm()  # in a pool process, SIGTERM from the executor lands in the except below
     try:
         _, stderr = process.communicate()
     except BaseException:  # the executor stopping this job: stop the probe as Ctrl-C would (it keeps its cases)
@@ -48,23 +49,10 @@ def probe_on_this_machine(flags, key, resume):
             process.kill()
         raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        restore_sigterm(previous)
     text = None
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     return {"host": socket.gethostname(), "returncode": process.returncode, "text": text,
             "stderr_tail": (stderr or "")[-STDERR_TAIL:], "path": path}
-
-
-def _stop_on_sigterm(process):
-    """In a process pool's main thread, SIGTERM unwinds the job (which stops the
-    probe); a Dask worker runs jobs in threads, where no handler can be set."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def stop(signum, frame):
-        raise SystemExit(128 + signum)
-
-    return signal.signal(signal.SIGTERM, stop)
