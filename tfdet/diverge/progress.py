@@ -24,14 +24,9 @@ class Progress(object):
         note = " (%d already in the results file)" % already_done if already_done else ""
         self.message("%d training%s to run on %s%s" % (total, "" if total == 1 else "s", where, note))
         if self.tty and not self.quiet and total:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+            from ..executor.bar import start_bar
 
-            self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("left"), TimeRemainingColumn(),
-                            console=Console(file=self.stream, highlight=False), transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("training", total=total)
+            self._bar, self._task = start_bar(self.stream, "training", total)
 
     def finished(self, training, record):
         self.done += 1

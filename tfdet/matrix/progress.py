@@ -28,14 +28,9 @@ class Progress(object):
         note = " (%d already complete, kept)" % skipped if skipped else ""
         self.message("%d TF version%s to do on %s%s" % (total, "" if total == 1 else "s", where, note))
         if self.tty and not self.quiet and total:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+            from ..executor.bar import start_bar
 
-            self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=Console(file=self.stream, highlight=False),
-                            transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("TF versions", total=total)
+            self._bar, self._task = start_bar(self.stream, "TF versions", total, time_left=False)
 
     def finished(self, tf, line):
         self.done += 1
