@@ -290,3 +290,39 @@ def test_the_patched_mode_needs_an_interpreter_that_can_run_the_patch(tmp_path):
     assert patch_available() and patch_available(sys.executable)
     assert patch_available(str(same))
     assert not patch_available(str(bare))
+
+
+def test_a_graph_error_is_described_by_its_message_not_by_the_node_lines_after_it():
+    from tfdet.probe.worker import _describe_error
+
+    # str() of the error TF 2.7's tf.function raised for sample_distorted_bounding_box(seed=0) under determinism
+    text = (" When determinism is enabled, random ops must have a seed specified.\n\t [[node sample_distorted_"
+            "bounding_box/SampleDistortedBoundingBoxV2\n (defined at /tmp/sd2.py:4)\n]] [Op:__inference_body_11]"
+            "\n\nErrors may have originated from an input operation.\nInput Source operations connected to node "
+            "sample_distorted_bounding_box/SampleDistortedBoundingBoxV2:\nIn[0] sample_distorted_bounding_box/"
+            "SampleDistortedBoundingBoxV2/image_size:\t\n\nOperation defined at: (most recent call last)\n>>>   "
+            "File \"/tmp/sd2.py\", line 6, in <module>\n")
+    described = _describe_error(ValueError(text))
+    assert described == {"type": "ValueError",
+                         "message": "When determinism is enabled, random ops must have a seed specified."}
+
+
+def test_a_python_error_inside_py_function_is_described_as_itself():
+    from tfdet.probe.worker import _describe_error
+
+    class UnknownError(Exception):  # the name TF gives a py_function's failure; only the name is read
+        pass
+
+    # str() of the error TF 2.8 raised for an unseeded Keras Dropout under op determinism, run in tf.py_function
+    text = ("Graph execution error:\n\nDetected at node 'EagerPyFunc' defined at (most recent call last):\n"
+            "    File \"/tmp/kp.py\", line 9, in <module>\n      f(tf.ones(1))\nNode: 'EagerPyFunc'\n"
+            "RuntimeError: Exception encountered when calling layer \"dropout\" (type Dropout).\n\nRandom ops "
+            "require a seed to be set when determinism is enabled. Please set a seed before running the op, e.g. "
+            "by calling tf.random.set_seed(1).\n\nCall arguments received:\n  \u2022 training=True\nTraceback "
+            "(most recent call last):\n\n  File \"script_ops.py\", line 269, in __call__\n")
+    described = _describe_error(UnknownError(text))
+    assert described["type"] == "RuntimeError"
+    assert described["message"].startswith("Exception encountered when calling layer \"dropout\" (type Dropout). "
+                                           "Random ops require a seed to be set when determinism is enabled.")
+    # a non-wrapped error keeps its own type even when its text quotes another exception
+    assert _describe_error(ValueError("KeyError: 'x' while parsing"))["type"] == "ValueError"

@@ -332,10 +332,20 @@ def test_unseeded_initializers_and_random_layers_are_sources_seeds_remove():
     inputs = keras.Input((4,))
     seeded = keras.layers.Dense(3, kernel_initializer=keras.initializers.GlorotUniform(seed=1), name="seeded")
     x = keras.layers.Dropout(0.5, name="drop")(seeded(inputs))
+    x = keras.layers.Reshape((3, 1, 1))(x)
+    x = keras.layers.Flatten()(keras.layers.RandomFlip("horizontal", name="flip")(x))
     model = keras.Model(inputs, keras.layers.Dense(1, name="unseeded")(x))
     model.compile(optimizer="sgd", loss="mse")
     stock = _by_op(tfdet.scan(model, tf_version="2.21", assume_patched=False))
     assert stock["GlorotUniform initializer"].where == ["unseeded.kernel_initializer"]  # not the seeded one
+    # each kind answers from its own catalogue entry
+    assert stock["GlorotUniform initializer"].entries == ["keras-unseeded-rng"]
+    assert stock["Dropout layer"].entries == ["keras-unseeded-dropout"]
+    assert stock["RandomFlip layer"].entries == ["keras-unseeded-random-layers"]
+    assert stock["RandomFlip layer"].where == ["flip"]
+    # with tf.keras 2.8's behaviour op determinism makes Dropout raise, not vary
+    assert _by_op(tfdet.scan(model, tf_version="2.12", assume_patched=False))["Dropout layer"].status \
+        == "raises_under_determinism"
     assert stock["GlorotUniform initializer"].passes == ["initialisation"]
     assert stock["Dropout layer"].where == ["drop"] and stock["Dropout layer"].outcome == "nondeterministic"
     assert "set_random_seed" in stock["Dropout layer"].fix

@@ -477,17 +477,44 @@ def _stateless_image(tf, np, rng, size):
 
 
 @case("keras-unseeded-rng", passes=("forward",), min_tf=(2, 0))
-def _keras_unseeded(tf, np, rng, size):
+def _keras_unseeded_initializers(tf, np, rng, size):
     n = elements(size, 256)
 
-    def draw(_):  # fresh, unseeded initializers and a Dropout layer each call, as a new model would get
+    def draw(_):  # fresh, unseeded initializers each call, as a new model would get
         inits = [tf.keras.initializers.GlorotUniform(), tf.keras.initializers.GlorotNormal(),
                  tf.keras.initializers.RandomNormal(), tf.keras.initializers.TruncatedNormal()]
-        parts = [tf.reshape(tf.cast(init((n, 256)), tf.float32), [-1]) for init in inits]
-        parts.append(tf.reshape(tf.cast(tf.keras.layers.Dropout(0.5)(tf.ones((n, 256)), training=True),
-                                        tf.float32), [-1]))
-        return tf.concat(parts, 0)
+        return tf.concat([tf.reshape(tf.cast(init((n, 256)), tf.float32), [-1]) for init in inits], 0)
+    # py_function: Keras objects are built in Python, as in a user's program
     return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
+
+
+@case("keras-unseeded-dropout", passes=("forward",), min_tf=(2, 0))
+def _keras_unseeded_dropout(tf, np, rng, size):
+    n = elements(size, 256)
+
+    def draw(_):
+        ones = tf.ones((n, 256))
+        layers = [tf.keras.layers.Dropout(0.5), tf.keras.layers.GaussianNoise(0.5)]
+        return tf.concat([tf.reshape(tf.cast(layer(ones, training=True), tf.float32), [-1]) for layer in layers], 0)
+    return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
+
+
+def _random_layer(tf, name):
+    """tf.keras.layers.NAME, or its experimental.preprocessing home before 2.6."""
+    found = getattr(tf.keras.layers, name, None)
+    return found or getattr(tf.keras.layers.experimental.preprocessing, name)
+
+
+@case("keras-unseeded-random-layers", passes=("forward",), min_tf=(2, 3))
+def _keras_unseeded_random_layers(tf, np, rng, size):
+    batch = max(2, elements(size, 16))
+    images = np.arange(batch * 16 * 16 * 3, dtype=np.float32).reshape(batch, 16, 16, 3)
+
+    def draw(x):
+        layers = [_random_layer(tf, "RandomFlip")("horizontal"), _random_layer(tf, "RandomCrop")(8, 8),
+                  _random_layer(tf, "RandomTranslation")(0.2, 0.2)]
+        return tf.concat([tf.reshape(tf.cast(layer(x, training=True), tf.float32), [-1]) for layer in layers], 0)
+    return Built([images], lambda x: tf.py_function(draw, [x], tf.float32))
 
 
 # -- sparse and variable updates ---------------------------------------------------

@@ -15,6 +15,7 @@ the original stdout and fd 1 is pointed at stderr.
 import io
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -132,20 +133,36 @@ def _save(np, path, array):
         handle.write(buffer.getbuffer())
 
 
+_WRAPPER_LINES = ("Graph execution error", "Detected at node", "Node: ", "[[", "]]", "in user code:", "File ",
+                  "Traceback (most recent call last)", "Errors may have originated", "Input Source operations",
+                  "Operation defined at", "Call arguments received", ">>>", "In[", "(defined at")
+# "RuntimeError: message": a Python exception raised inside tf.py_function,
+# which TF re-raises as UnknownError.
+_INNER_EXCEPTION = re.compile(r"^([A-Z][A-Za-z0-9_]*(?:Error|Exception)): (.*)$")
+
+
 def _describe_error(exc):
     """Type and the informative line(s) of an error. TF graph errors wrap the
-    real message in 'Graph execution error:' and a Python traceback (before
-    TF 2.3, autograph's in 'in converted code:')."""
+    real message in 'Graph execution error:', node names and a Python
+    traceback (before TF 2.3, autograph's in 'in converted code:'); an error
+    raised in Python inside tf.py_function (how the probe runs Keras cases)
+    comes back as UnknownError around the exception a user calling that code
+    directly would get, so that inner exception is the one described."""
     text = str(getattr(exc, "message", None) or exc)
     lines = [line.strip() for line in text.splitlines()]
+    if lines and lines[0] == "in converted code:":  # the error itself is its last, indented line
+        return {"type": type(exc).__name__, "message": [line for line in lines if line][-1][:500]}
     useful = [
         line for line, raw in zip(lines, text.splitlines())
-        if line and not raw[:1].isspace() and not line.startswith(("Graph execution error", "Detected at node", "[[", "in user code:", "File "))
+        if line and not raw.startswith(("\t", "  ")) and not line.startswith(_WRAPPER_LINES)
     ]
+    kind = type(exc).__name__
+    inner = _INNER_EXCEPTION.match(useful[0]) if useful and kind == "UnknownError" else None
+    if inner:
+        kind = inner.group(1)
+        useful[0] = inner.group(2)
     message = " ".join(useful[:2]) or (lines[0] if lines else "")
-    if lines and lines[0] == "in converted code:":  # the error itself is its last, indented line
-        message = [line for line in lines if line][-1]
-    return {"type": type(exc).__name__, "message": message[:500]}
+    return {"type": kind, "message": message[:500]}
 
 
 def main():

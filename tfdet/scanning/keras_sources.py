@@ -1,12 +1,13 @@
 """Sources of nondeterminism a Keras model holds outside its graphs: unseeded
 initializers (which draw a model's first weights) and unseeded random layers
-(Dropout, RandomFlip, ...), the catalogue's keras-unseeded-rng entry. Read from
+(Dropout, RandomFlip, ...), the catalogue's keras-unseeded-* entries. Read from
 the layer objects, since neither leaves an unseeded op in a traced graph."""
 
 from .findings import Site
 from .passes import INITIALISATION
 
-ENTRY = "keras-unseeded-rng"
+# initializers; Dropout and noise layers; random preprocessing layers
+ENTRIES = ("keras-unseeded-rng", "keras-unseeded-dropout", "keras-unseeded-random-layers")
 
 
 def _layers(model):
@@ -15,12 +16,16 @@ def _layers(model):
 
 
 def _named(catalogue):
-    """Class names the entry's APIs name (tf.keras.layers.Dropout -> Dropout)."""
-    try:
-        entry = catalogue.get(ENTRY)
-    except KeyError:
-        return set()
-    return {api.rsplit(".", 1)[-1] for api in entry.apis}
+    """{class name: entry id} for the classes the entries' APIs name
+    (tf.keras.layers.Dropout -> Dropout)."""
+    named = {}
+    for entry_id in ENTRIES:
+        try:
+            entry = catalogue.get(entry_id)
+        except KeyError:
+            continue
+        named.update((api.rsplit(".", 1)[-1], entry_id) for api in entry.apis)
+    return named
 
 
 def _seed_given(initializer):
@@ -40,12 +45,12 @@ def sites(model, catalogue, fresh=True):
         path = getattr(layer, "path", None) or layer.name
         kind = type(layer).__name__
         if kind in names and getattr(layer, "seed", None) is None:
-            found.append(Site("%s layer" % kind, "forward", path, frozenset(), ENTRY))
+            found.append(Site("%s layer" % kind, "forward", path, frozenset(), names[kind]))
         if not fresh:
             continue
         for attribute, value in sorted(vars(layer).items()):
             if attribute.endswith("_initializer") and type(value).__name__ in names \
                     and _seed_given(value) is None:
                 found.append(Site("%s initializer" % type(value).__name__, INITIALISATION,
-                                  "%s.%s" % (path, attribute), frozenset(), ENTRY))
+                                  "%s.%s" % (path, attribute), frozenset(), names[type(value).__name__]))
     return found
