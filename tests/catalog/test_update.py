@@ -576,3 +576,30 @@ def test_what_the_patched_mode_did_is_a_note_not_an_edit():
     (change,) = plan.changes
     assert change.kind == update.AGREE and change.add_sources == ("measured:run.jsonl",)
     assert any("about tfdet.patch()" in note and "bincount cpu TF 2.21" in note for note in plan.notes)
+
+
+def test_a_second_run_states_a_conflict_once_and_an_accepted_one_leaves_no_comment(users_gpu_file):
+    catalogue = default_catalogue()
+    plan = update.plan(catalogue, [(users_gpu_file, load(users_gpu_file))])
+    path = catalogue.get("scatter-nd").origin.path
+    once = yaml_edit.apply(shipped_texts(), catalogue, plan)
+    again = yaml_edit.apply(once, catalogue_from_texts(sorted(once.items())), plan)
+    assert once[path].count("CONFLICT, not applied") == 1 and again[path] == once[path]
+    accepted = update.plan(catalogue, [(users_gpu_file, load(users_gpu_file))], accept_conflicts=True)
+    settled = yaml_edit.apply(once, catalogue_from_texts(sorted(once.items())), accepted)
+    assert "CONFLICT" not in settled[path]
+    assert yaml_edit.without_conflict_comments(once[path]) == shipped_texts()[path]
+
+
+def test_neighbouring_versions_with_one_outcome_say_it_once():
+    first = update.Observation(version=update.Version("2.10"), where="TF 2.10.1, cpu", reason="It raised.",
+                               replaced="nondeterministic (TF >=2.10,<2.16; tf-release:2.10)")
+    second = update.Observation(version=update.Version("2.11"), where="TF 2.11.1, cpu", reason="It raised.",
+                                replaced=first.replaced)
+    proposal = update.Proposal(status="raises_under_determinism", sources=("measured:a",), evidence=(),
+                               observations=(first,))
+    merged = proposal.merged([update.Proposal(status=proposal.status, sources=("measured:b",), evidence=(),
+                                              observations=(second,))])
+    assert merged.sources == ("measured:a", "measured:b")
+    assert merged.note == ("Measured by tfdet probe (TF 2.10.1, cpu; TF 2.11.1, cpu): It raised. Replaces, for "
+                           "TF 2.10-2.11, the claim nondeterministic (TF >=2.10,<2.16; tf-release:2.10).")

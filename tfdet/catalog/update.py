@@ -65,19 +65,51 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class Observation:
+    """What one measurement saw, for a claim's note."""
+
+    version: Version  # the minor release it stands for
+    where: str  # "TF 2.7.2, cpu" (and the GPU where there is one)
+    reason: str  # the outcomes, as a sentence
+    replaced: Optional[str] = None  # the claim it contradicts, in words
+
+
+@dataclass(frozen=True)
 class Proposal:
-    """A claim for one version, in the catalogue's fields."""
+    """A claim for one or more neighbouring versions, in the catalogue's fields."""
 
     status: str
     sources: Tuple[str, ...]
     evidence: Tuple[Evidence, ...]
-    note: str
+    observations: Tuple[Observation, ...]
     switches: Tuple[str, ...] = ()
     error: Optional[ErrorInfo] = None
 
     def key(self):
         """Proposals for neighbouring versions with the same key become one range."""
         return (self.status, self.switches, self.error.type if self.error else None)
+
+    @property
+    def note(self):
+        """Said once per distinct outcome and replaced claim, however many versions share it:
+        'Measured by tfdet probe (TF 2.10.1, cpu; TF 2.11.1, cpu): ... Replaces, for TF 2.10-2.11, ...'."""
+        sentences = []
+        for reason in unique(o.reason for o in self.observations):
+            where = "; ".join(unique(o.where for o in self.observations if o.reason == reason))
+            sentences.append("Measured by tfdet probe (%s): %s" % (where, reason))
+        for replaced in unique(o.replaced for o in self.observations if o.replaced):
+            versions = {o.version for o in self.observations if o.replaced == replaced}
+            sentences.append("Replaces, for TF %s, the claim %s." % (versions_text(versions), replaced))
+        return " ".join(sentences)
+
+    def merged(self, others):
+        """This proposal and its neighbours' (same key) as one: sources, evidence and observations together."""
+        group = (self,) + tuple(others)
+        return Proposal(
+            status=self.status, switches=self.switches, error=self.error,
+            sources=tuple(unique(s for p in group for s in p.sources)),
+            evidence=tuple(unique_evidence(e for p in group for e in p.evidence)),
+            observations=tuple(o for p in group for o in p.observations))
 
 
 @dataclass
@@ -287,13 +319,13 @@ def _proposal(items, inference, replaced):
     where = "TF %s, %s" % (first.tf_version, first.device)
     if first.evidence.gpu:
         where += ", " + first.evidence.gpu
-    note = "Measured by tfdet probe (%s): %s" % (where, _sentence(inference.reason))
-    if replaced is not None:
-        note += " Replaces, for TF %s, the claim %s (TF %s; %s)." % (
-            first.version, replaced.status, replaced.versions, ", ".join(replaced.sources))
+    observation = Observation(
+        version=first.version, where=where, reason=_sentence(inference.reason),
+        replaced=None if replaced is None else "%s (TF %s; %s)" % (
+            replaced.status, replaced.versions, ", ".join(replaced.sources)))
     return Proposal(
         status=inference.status, sources=tuple(unique("measured:" + m.results for m in resting)),
-        evidence=tuple(unique_evidence(m.evidence for m in resting)), note=note,
+        evidence=tuple(unique_evidence(m.evidence for m in resting)), observations=(observation,),
         switches=first.switches if inference.status in ("deterministic_with_switch", "raises_under_determinism")
         else (), error=error)
 

@@ -192,8 +192,33 @@ def _comment(change, indent):
     return ["%s# %s" % (indent, line) for line in textwrap.wrap(text, WIDTH - len(indent) - 2, break_long_words=False)]
 
 
+_CONFLICT_COMMENT = "# tfdet catalog update: CONFLICT"
+_CONFLICT_COMMENT_ENDS = ("edit this range.", "--accept-conflicts.")
+
+
+def without_conflict_comments(text):
+    """`text` without the comments an earlier run wrote above conflicting ranges
+    (see _comment), so that each run states afresh what is still in conflict."""
+    kept, said = [], None  # said: the comment being dropped, so far
+    for line in text.splitlines(True):
+        stripped = line.strip()
+        if said is None and stripped.startswith(_CONFLICT_COMMENT):
+            said = stripped
+        elif said is not None and stripped.startswith("#"):
+            said += " " + stripped.lstrip("#").strip()
+        else:
+            said = None
+            kept.append(line)
+            continue
+        if said.endswith(_CONFLICT_COMMENT_ENDS):
+            said = None
+    return "".join(kept)
+
+
 def apply(texts, catalogue, plan):
-    """{path: text} of the catalogue files with the plan written in (only changed files differ)."""
+    """{path: text} of the catalogue files with the plan written in (only changed files differ,
+    and files holding an earlier run's conflict comments, which are written anew)."""
+    texts = {path: without_conflict_comments(text) for path, text in texts.items()}
     by_device = {}
     for change in plan.changes:
         if change.applied or change.kind == CONFLICT:
@@ -276,15 +301,8 @@ def _next(version):
 
 
 def _merge(proposals):
-    """One proposal for neighbouring versions with the same claim: their sources, evidence and notes together."""
-    first = proposals[0]
-    if len(proposals) == 1:
-        return first
-    notes = unique(p.note for p in proposals)
-    return type(first)(
-        status=first.status, switches=first.switches, error=first.error, note=" ".join(notes),
-        sources=tuple(unique(s for p in proposals for s in p.sources)),
-        evidence=tuple(unique_evidence(e for p in proposals for e in p.evidence)))
+    """One proposal for neighbouring versions with the same claim."""
+    return proposals[0].merged(proposals[1:])
 
 
 def _new_device(text, devices_node, device, proposals):
