@@ -68,6 +68,21 @@ def cpu_only():
     return _cache["cpu_only"]
 
 
+def assume_cpu_only(flag):
+    """Make cpu_only() answer `flag` (None: ask TensorFlow again); return the previous answer.
+
+    For measurements and tests that build what another machine would build:
+    with False, the replacements dispatch as on a machine with a GPU (these
+    kernels step aside). Read when an op is built, like the primitive's method.
+    """
+    previous = _cache.get("cpu_only")
+    if flag is None:
+        _cache.pop("cpu_only", None)
+    else:
+        _cache["cpu_only"] = bool(flag)
+    return previous
+
+
 def _in_xla_context():
     """True while building ops that XLA compiles (tf.function(jit_compile=True)):
     RaggedBincount has no XLA kernel, the stock ops do."""
