@@ -20,7 +20,10 @@ and the replacement as each plan runs it:
   --gpu-machine makes the dispatch assume a GPU instead (bincount then reaches
   UnsortedSegmentSum, as on a GPU machine, timed with its CPU kernel);
 - "order_fixed": the replacement forced onto the order-fixed path, what GPU
-  plans of TF < 2.7 run (no segment kernel of TF's is deterministic there).
+  plans of TF < 2.7 run (no segment kernel of TF's is deterministic there);
+- "exact" (only when asked for with --plans): the order-fixed path with the
+  float sums of tfdet.patching.exact_sum instead of the sort (opt-in:
+  primitive.set_order_fixed_sum("exact")).
 
 Two plans whose settings resolve alike build the same graph: it is timed once
 and its samples serve both columns (the header says which). Each variant is
@@ -195,9 +198,11 @@ def _time(fn, args):
 # The registry name (tfdet.patching.registry) behind each benchmark, by the benchmark's first word.
 PATCH_OF = {"gather": "indexed_slices_to_dense", "resize_nearest": "resize_nearest_neighbor_grad",
             "crop_and_resize": "crop_and_resize_grad"}
-PLANS = ("here", "gpu", "order_fixed")
+PLANS = ("here", "gpu", "order_fixed", "exact")
+DEFAULT_PLANS = ("here", "gpu", "order_fixed")
 PLAN_TITLES = {"here": "this machine's plan", "gpu": "GPU plan of this TF",
-               "order_fixed": "order-fixed path (GPU plans of TF < 2.7)"}
+               "order_fixed": "order-fixed path (GPU plans of TF < 2.7)",
+               "exact": "order-fixed path with exact sums (opt-in)"}
 PASSES = ("forward", "forward+gradient")
 
 
@@ -211,11 +216,12 @@ class Setting(object):
     segment kernels, and whether the kernels of tfdet.patching.kernels may assume a CPU-only machine
     (None: as detected)."""
 
-    def __init__(self, method, stock_deterministic, cpu_only=None):
+    def __init__(self, method, stock_deterministic, cpu_only=None, order_fixed_sum="sort"):
         self.method, self.stock_deterministic, self.cpu_only = method, bool(stock_deterministic), cpu_only
+        self.order_fixed_sum = order_fixed_sum
 
     def key(self):
-        return (self.method, self.stock_deterministic, self.cpu_only)
+        return (self.method, self.stock_deterministic, self.cpu_only, self.order_fixed_sum)
 
     def resolved(self):
         """'stock' or 'order_fixed': what the primitive's dispatch picks under this setting."""
@@ -232,7 +238,7 @@ class Setting(object):
             before = primitive.set_stock_deterministic(self.stock_deterministic)
             cpu_before = kernels.assume_cpu_only(self.cpu_only) if self.cpu_only is not None else None
             try:
-                with primitive.method_scope(self.method):
+                with primitive.method_scope(self.method), primitive.order_fixed_sum_scope(self.order_fixed_sum):
                     yield
             finally:
                 primitive.set_stock_deterministic(before)
@@ -249,6 +255,7 @@ def settings(here_plan, gpu_plan, gpu_machine=False):
         "here": Setting("auto", here_plan.stock_segments_deterministic),
         "gpu": Setting("auto", gpu_plan.stock_segments_deterministic, False if gpu_machine else None),
         "order_fixed": Setting("order_fixed", False),
+        "exact": Setting("order_fixed", False, order_fixed_sum="exact"),
     }
 
 
@@ -307,7 +314,7 @@ def table(results, installed, markdown=False):
         if name not in names:
             names.append(name)
     plans = [p for p in PLANS if any(p in samples for samples in results.values())]
-    short = {"here": "here", "gpu": "gpu", "order_fixed": "order-fixed", "forward": "fwd",
+    short = {"here": "here", "gpu": "gpu", "order_fixed": "order-fixed", "exact": "exact", "forward": "fwd",
              "forward+gradient": "fwd+grad"}
     marked = [p for p in plans if installed.get(p) is not None]
     header = ["replacement"] + marked + ["%s %s" % (short[plan], short[kind]) for plan in plans for kind in PASSES]
@@ -399,8 +406,9 @@ def main(argv=None):
     parser.add_argument("--size", type=float, default=1e6, help="elements of the segment-sum data (default 1e6)")
     parser.add_argument("--rounds", type=int, default=11, help="interleaved timing rounds (default 11)")
     parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
-    parser.add_argument("--plans", default=",".join(PLANS),
-                        help="comma-separated plans to time: here, gpu, order_fixed (default: all)")
+    parser.add_argument("--plans", default=",".join(DEFAULT_PLANS),
+                        help="comma-separated plans to time: here, gpu, order_fixed, exact (the order-fixed path "
+                             "with tfdet.patching.exact_sum's sums, opt-in) (default: here,gpu,order_fixed)")
     parser.add_argument("--gpu-machine", action="store_true",
                         help="build the gpu plan as on a machine with a GPU (tfdet.patching.kernels steps aside)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
@@ -429,17 +437,19 @@ def main(argv=None):
                          os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"), args.rounds, args.size))
     print("ratio of medians to the stock op [95%% bootstrap interval]. here = this machine's plan (%s, TF %s: "
           "segment sums %s), installs: %s. gpu = the GPU plan of TF %s (segment sums %s%s), installs: %s. "
-          "order-fixed = the path of GPU plans of TF < 2.7, every replacement."
+          "order-fixed = the path of GPU plans of TF < 2.7, every replacement%s."
           % (here_plan.device, here_plan.tf_version, every["here"].resolved(),
              ", ".join(sorted(here_plan.replacements)) or "none", gpu_plan.tf_version, every["gpu"].resolved(),
              "; dispatch as on a GPU machine" if args.gpu_machine else "; CPU kernels where TF sees no GPU",
-             ", ".join(sorted(gpu_plan.replacements)) or "none"))
+             ", ".join(sorted(gpu_plan.replacements)) or "none",
+             "; exact = the same with exact sums (primitive.set_order_fixed_sum('exact'))" if "exact" in plans else ""))
     same = [p for p in plans if p != "here" and "here" in plans and plans[p].key() == plans["here"].key()]
     if same:
         print("%s: the same settings as this machine's plan, so the same graphs: timed once, shown in both columns"
               % ", ".join(same))
     results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o])
-    installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None}
+    installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None,
+                 "exact": None}
     print(table(results, installed, markdown=args.markdown))
     return 0
 

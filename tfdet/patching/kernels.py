@@ -155,6 +155,62 @@ def _chunked_sums(tf, values, weights, size, dtype):
     return tf.cond(n >= CHUNKS * tf.cast(size, tf.int64), pieces, whole)
 
 
+def integer_segment_sum(data, segment_ids, num_segments, fallback):
+    """[num_segments, W] int32: the sums of the int32 rows of data [n, W] per id, negative ids dropped
+    (the caller drops ids >= num_segments). Integer sums are exact in any order, so every kernel gives
+    the same bits: where these CPU kernels apply (TensorFlow sees no GPU, not under XLA) _chunked_sums,
+    several times faster on a CPU than UnsortedSegmentSum; elsewhere fallback() (tfdet.patching.exact_sum
+    passes TF's int32 UnsortedSegmentSum, whose GPU kernel adds integers with atomics)."""
+    tf = _tf()
+    if (not cpu_only() or getattr(tf.raw_ops, "RaggedBincount", None) is None or _in_xla_context()
+            or data.dtype != tf.int32):
+        return fallback()
+    with tf.name_scope("IntegerSegmentSum"), tf.device("/device:CPU:0"):
+        ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
+        num = tf.cast(num_segments, tf.int64)
+        width = tf.shape(data, out_type=tf.int64)[1]
+        out = _chunked_sums(tf, _keys(tf, ids, num, width), tf.reshape(data, [-1]), num * width, tf.int32)
+        return tf.reshape(out, tf.stack([num, width]))
+
+
+def _keys(tf, ids, num, width):
+    """[n * width] int64: id * width + column, row-major; negative ids get keys >= num * width (dropped)."""
+    rows = tf.where(ids >= 0, ids, tf.fill(tf.shape(ids), num))
+    return tf.reshape(rows[:, tf.newaxis] * width + tf.range(width, dtype=tf.int64)[tf.newaxis, :], [-1])
+
+
+def small_integer_segment_max(data, segment_ids, num_segments, levels, fallback):
+    """[num_segments, W] int32: the largest of the int32 values data [n, W] (all in [0, levels)) per id,
+    the lowest int32 where an id has no row (as UnsortedSegmentMax); negative ids dropped (the caller
+    drops ids >= num_segments). An exact maximum, so every kernel gives the same bits: where these CPU
+    kernels apply and the table below is no bigger than the input (num_segments * W * levels <=
+    4 * n * W + 2**16), one RaggedBincount with binary output marks which values each (id, column)
+    holds and a dense reduction picks the largest (several times faster on a CPU than
+    UnsortedSegmentMax); elsewhere fallback()."""
+    tf = _tf()
+    if (not cpu_only() or getattr(tf.raw_ops, "RaggedBincount", None) is None or _in_xla_context()
+            or data.dtype != tf.int32):
+        return fallback()
+    with tf.name_scope("SmallIntegerSegmentMax"):
+        ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
+        num = tf.cast(num_segments, tf.int64)
+        n = tf.size(ids, out_type=tf.int64)
+        width = tf.shape(data, out_type=tf.int64)[1]
+        small = num * width * levels <= 4 * n * width + (1 << 16)
+
+        def table():
+            with tf.device("/device:CPU:0"):
+                keys = _keys(tf, ids, num, width) * levels + tf.cast(tf.reshape(data, [-1]), tf.int64)
+                marks = tf.raw_ops.RaggedBincount(splits=tf.stack([tf.zeros([], tf.int64), n * width]), values=keys,
+                                                  size=num * width * levels, weights=tf.zeros([0], tf.int32),
+                                                  binary_output=True)
+                marks = tf.reshape(marks, tf.stack([num, width, levels]))
+                top = tf.reduce_max(marks * tf.range(1, levels + 1, dtype=tf.int32), axis=2) - 1
+                return tf.where(top >= 0, top, tf.fill(tf.shape(top), tf.int32.min))
+
+        return tf.cond(small, table, fallback)
+
+
 def segment_sum(data, segment_ids, num_segments, fallback, stock_path=True):
     """Deterministic unsorted_segment_sum(data, segment_ids, num_segments) on a CPU.
 
