@@ -30,6 +30,10 @@ are known to hold one element): 3-5x faster on a CPU than
 `UnsortedSegmentSum`, with the stock op's gradient. Wider rows keep the stock
 kernel, whose vectorised row additions are faster there.
 
+`integer_segment_sum` and `small_integer_segment_max` do the int32 sums and
+maxima of tfdet.patching.exact_sum on a CPU: exact integer results, so the
+same bits as TF's UnsortedSegmentSum/UnsortedSegmentMax give on a GPU.
+
 Not under XLA (tf.function(jit_compile=True)): RaggedBincount has no XLA
 kernel, so the caller's fallback runs there.
 
