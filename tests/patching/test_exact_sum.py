@@ -187,6 +187,42 @@ def test_bitwise_identical_across_processes_and_thread_counts():
     assert _digest_in_process(1) == _digest_in_process(2)
 
 
+VERSIONS_SCRIPT = textwrap.dedent("""
+    import hashlib, sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import tensorflow.compat.v2 as tf
+    if not tf.executing_eagerly():
+        tf.compat.v1.enable_eager_execution()
+    from tfdet.patching import exact_sum as E
+    r = np.random.RandomState(0)
+    x = (r.standard_normal((5000, 2)) * np.exp(r.uniform(-20, 20, (5000, 2)))).astype(np.float32)
+    ids = r.randint(-1, 97, 5000).astype(np.int32)
+    x[7, 0], x[9, 1] = np.inf, np.nan
+    out = E.segment_sum(tf.constant(x), tf.constant(ids), 97).numpy()
+    print("DIGEST " + hashlib.sha256(out.tobytes()).hexdigest())
+""")
+
+
+@pytest.mark.multiversion
+def test_same_bits_on_every_tf_version():
+    """The sums are exact integers until one final rounding: the same bits on TF 1.15 ... 2.21."""
+    import os
+
+    from test_replacements import VENV_NAMES, _venv_python
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    pythons = [p for p in (_venv_python(name) for name in VENV_NAMES) if p]
+    if not pythons:
+        pytest.skip("no TF virtual environments (tests/multiversion/make_venvs.py)")
+    digests = set()
+    for python in [sys.executable] + pythons:
+        out = subprocess.run([python, "-c", VERSIONS_SCRIPT, root], capture_output=True, text=True, check=True,
+                             timeout=600).stdout
+        digests.add([ln for ln in out.splitlines() if ln.startswith("DIGEST ")][-1])
+    assert len(digests) == 1, digests
+
+
 def test_primitive_uses_it_when_selected_in_graph_modes():
     x, ids = _data(4, 3000, 3, 40)
     expected = _sum(x, ids, 40).numpy()
