@@ -746,7 +746,7 @@ def parse_digests(proc, timeout=600):
 
 # Integer segment ops that tfdet.patching.exact_sum builds, allowed in a replacement's graph only
 # with int32 data: integer atomic additions and maxima give the same bits in any order, the
-# GPU kernels exist for int32 data (TF 1.14-2.4: segment_reduction_ops_gpu.cu.cc,
+# GPU kernels exist for int32 data (before 2.5: segment_reduction_ops_gpu.cu.cc at 08a21974ed53,
 # TF_CALL_int32(DEFINE_SUM_GPU_SPECS) / TF_CALL_int32(DEFINE_REAL_GPU_SPECS); TF 2.5-2.6:
 # segment_reduction_ops_impl_*.cc, TF_CALL_int32(REGISTER_SUM_GPU_UNSORTED_KERNELS_ALL) /
 # TF_CALL_int32(REGISTER_REAL_GPU_UNSORTED_KERNELS_ALL)), and TF 2.5-2.6 raise under

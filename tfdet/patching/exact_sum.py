@@ -25,16 +25,18 @@ The result is the sum of the grid values, rounded once to float64 and once to
 the output dtype: its error is at most (rows of the segment) * 2**(g - 1) plus
 that rounding, g being at least 31 bits below the segment's largest value, and
 does not depend on the order of the additions, the thread count or the device.
-Non-finite values as the stock sum: a NaN, or +inf with -inf, gives NaN; +inf
-(-inf) alone gives +inf (-inf), from int32 counts per segment (computed only
-when some value is not finite). Empty segments give 0, negative ids are
+(Subnormal inputs are whatever the device's float arithmetic makes of them:
+TF's CPU kernels flush them to zero.) Non-finite values as the stock sum: a
+NaN, or +inf with -inf, gives NaN; +inf (-inf) alone gives +inf (-inf), from
+int32 counts per segment (computed only when some value is not finite). Empty segments give 0, negative ids are
 dropped, ids >= num_segments raise InvalidArgumentError when `validate`
 (else are dropped). float64 and complex values are not covered (P would
 have to exceed 62 bits): the caller keeps its other path for them.
 
 Why the integer segment ops are allowed on a GPU (TensorFlow's source):
-- TF 1.14-2.4: the GPU kernels of UnsortedSegmentSum and UnsortedSegmentMax
-  are built for int32 data (tensorflow/core/kernels/segment_reduction_ops_gpu.cu.cc:
+- Before 2.5: the GPU kernels of UnsortedSegmentSum and UnsortedSegmentMax
+  are built for int32 data (tensorflow/core/kernels/segment_reduction_ops_gpu.cu.cc
+  as stored at a pre-2.5 commit, 08a21974ed53a797952a6e5b0ebb810802b88adf:
   `TF_CALL_int32(DEFINE_SUM_GPU_SPECS)` and `TF_CALL_int32(DEFINE_REAL_GPU_SPECS)`;
   int64 data has no GPU kernel) and add with atomics, which for integers give
   the same bits in any order; there is no determinism check.
@@ -64,8 +66,8 @@ _MANTISSA_BITS = 23
 _TOTAL_BITS = 62
 # One limb sum of 2**c rows carries L = _LIMB_BITS - c bits and fits int32.
 _LIMB_BITS = 31
-# Rows at most (the counts are int32; a segment of 2**30 rows leaves one bit per limb).
-MAX_ROWS = (1 << 31) - 1
+# Rows at most: a segment of up to 2**30 - 1 rows leaves at least one bit per limb.
+MAX_ROWS = (1 << 30) - 1
 
 
 def _tf():
@@ -127,7 +129,7 @@ def segment_sum(x, ids, num_segments, validate=True):
         checks.append(tf.debugging.Assert(ok, ["segment_ids must be < num_segments (out of range): largest id",
                                                last, "num_segments", num]))
     checks.append(tf.debugging.Assert(tf.size(ids, out_type=tf.int64) <= MAX_ROWS,
-                                      ["exact_sum sums at most 2**31 - 1 rows, got", tf.size(ids, out_type=tf.int64)]))
+                                      ["exact_sum sums at most 2**30 - 1 rows, got", tf.size(ids, out_type=tf.int64)]))
     with tf.control_dependencies(checks):
         ids = tf.where(tf.logical_and(ids >= 0, ids < num), ids, -tf.ones_like(ids))  # dropped by the kernels
     n = tf.shape(x, out_type=tf.int64)[0]
