@@ -1,22 +1,39 @@
 #!/usr/bin/env python
 """Cost of the deterministic replacements against the stock ops, on this machine.
 
-    python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...] [--markdown]
+    python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...] [--plans P,...]
+                                            [--gpu-machine] [--markdown]
     python benchmarks/bench_replacements.py --profile --only NAME,...
 
-For each replacement, three tf.functions are timed on the same inputs: the stock
-op, the replacement as this machine's plan runs it ("auto": what tfdet.patch()
-installs here, TF's own kernels where the catalogue says they are deterministic,
-the CPU kernels of tfdet.patching.kernels on a CPU) and the replacement forced
-onto the order-fixed path (what a GPU plan runs where TF's GPU kernels are not
-deterministic). Each is timed forward only and forward + gradient, after
-warm-up, in interleaved rounds (stock, auto, order-fixed, stock, ...) so that
-machine drift hits all three alike.
+For each replacement, tf.functions are timed on the same inputs: the stock op
+and the replacement as each plan runs it:
+
+- "here": this machine's plan, what tfdet.patch() installs here (the plan of
+  tfdet.patching.plan for the detected device; the primitive's "auto" method
+  takes TF's own segment kernels where that plan says they are deterministic,
+  and the CPU kernels of tfdet.patching.kernels where TF sees no GPU);
+- "gpu": the GPU plan of the installed TF, what tfdet.patch(device="gpu")
+  installs (the same, with the GPU plan's answer for TF's segment kernels: on
+  TF >= 2.7 they are deterministic under op determinism, so "auto" is TF's
+  kernel, as on a CPU plan). The kernels of tfdet.patching.kernels still
+  apply where TF sees no GPU, as they do under patch(device="gpu") here;
+  --gpu-machine makes the dispatch assume a GPU instead (bincount then reaches
+  UnsortedSegmentSum, as on a GPU machine, timed with its CPU kernel);
+- "order_fixed": the replacement forced onto the order-fixed path, what GPU
+  plans of TF < 2.7 run (no segment kernel of TF's is deterministic there);
+- "exact" (only when asked for with --plans): the order-fixed path with the
+  float sums of tfdet.patching.exact_sum instead of the sort (opt-in:
+  primitive.set_order_fixed_sum("exact")).
+
+Two plans whose settings resolve alike build the same graph: it is timed once
+and its samples serve both columns (the header says which). Each variant is
+timed forward only and forward + gradient, after warm-up, in interleaved rounds
+(stock, here, gpu, order-fixed, stock, ...) so that machine drift hits all alike.
 
 The output is one table: replacement x plan x pass -> the ratio of medians to
 the stock op, with a 95% bootstrap interval (tfdet.results.stats.ratio_interval);
-"here" marks the replacements this machine's plan installs. Progress goes to
-stderr. No assertions: this is a measurement.
+"here" and "gpu" mark the replacements each plan installs; then one summary
+line per plan. Progress goes to stderr. No assertions: this is a measurement.
 
 --profile prints, instead of the table, the operator time of the stock op and
 of the order-fixed path by op type (TF1 session runs with full tracing): where
@@ -39,7 +56,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from tfdet.patching import primitive  # noqa: E402
+from tfdet.patching import kernels, primitive  # noqa: E402
 from tfdet.patching import replacements as R  # noqa: E402
 
 
@@ -181,7 +198,11 @@ def _time(fn, args):
 # The registry name (tfdet.patching.registry) behind each benchmark, by the benchmark's first word.
 PATCH_OF = {"gather": "indexed_slices_to_dense", "resize_nearest": "resize_nearest_neighbor_grad",
             "crop_and_resize": "crop_and_resize_grad"}
-PLANS = (("auto", "this machine's plan (auto)"), ("order_fixed", "GPU plan (order-fixed)"))
+PLANS = ("here", "gpu", "order_fixed", "exact")
+DEFAULT_PLANS = ("here", "gpu", "order_fixed")
+PLAN_TITLES = {"here": "this machine's plan", "gpu": "GPU plan of this TF",
+               "order_fixed": "order-fixed path (GPU plans of TF < 2.7)",
+               "exact": "order-fixed path with exact sums (opt-in)"}
 PASSES = ("forward", "forward+gradient")
 
 
@@ -190,10 +211,62 @@ def patch_of(name):
     return PATCH_OF.get(word, word)
 
 
-def run(size, rounds, only=None, passes=PASSES, log=sys.stderr):
-    """{(benchmark name, pass): {"stock": [s, ...], "auto": [...], "order_fixed": [...]}} in benchmark order."""
+class Setting(object):
+    """How one plan's replacements are built: the primitive's method, what it is told about TF's
+    segment kernels, and whether the kernels of tfdet.patching.kernels may assume a CPU-only machine
+    (None: as detected)."""
+
+    def __init__(self, method, stock_deterministic, cpu_only=None, order_fixed_sum="sort"):
+        self.method, self.stock_deterministic, self.cpu_only = method, bool(stock_deterministic), cpu_only
+        self.order_fixed_sum = order_fixed_sum
+
+    def key(self):
+        return (self.method, self.stock_deterministic, self.cpu_only, self.order_fixed_sum)
+
+    def resolved(self):
+        """'stock' or 'order_fixed': what the primitive's dispatch picks under this setting."""
+        if self.method != "auto":
+            return self.method
+        return "stock" if self.stock_deterministic else "order_fixed"
+
+    def scope(self):
+        """A context in which replacements build as this plan builds them."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def scope():
+            before = primitive.set_stock_deterministic(self.stock_deterministic)
+            cpu_before = kernels.assume_cpu_only(self.cpu_only) if self.cpu_only is not None else None
+            try:
+                with primitive.method_scope(self.method), primitive.order_fixed_sum_scope(self.order_fixed_sum):
+                    yield
+            finally:
+                primitive.set_stock_deterministic(before)
+                if self.cpu_only is not None:
+                    kernels.assume_cpu_only(cpu_before)
+
+        return scope()
+
+
+def settings(here_plan, gpu_plan, gpu_machine=False):
+    """{plan: Setting}: this machine's plan and the GPU plan as patch() and patch(device="gpu") set the
+    primitive up (from the plans' stock_segments_deterministic), and the order-fixed path."""
+    return {
+        "here": Setting("auto", here_plan.stock_segments_deterministic),
+        "gpu": Setting("auto", gpu_plan.stock_segments_deterministic, False if gpu_machine else None),
+        "order_fixed": Setting("order_fixed", False),
+        "exact": Setting("order_fixed", False, order_fixed_sum="exact"),
+    }
+
+
+def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr):
+    """{(benchmark name, pass): {"stock": [s, ...], plan: [...], ...}} in benchmark order.
+    plans: {plan: Setting}; plans with equal settings build the same graph, timed once."""
     rng = np.random.default_rng(0)
     results = {}
+    timed = {}  # setting key -> the first plan with it
+    for plan, setting in plans.items():
+        timed.setdefault(setting.key(), plan)
     for name, args, stock, ours, diff in benchmarks(size, rng):
         if only and not any(o in name for o in only):
             continue
@@ -201,17 +274,15 @@ def run(size, rounds, only=None, passes=PASSES, log=sys.stderr):
         for kind in passes:
             if kind == "forward+gradient" and diff is None:
                 continue
-            variants = []
-            for label, fn, method in (("stock", stock, None), ("auto", ours, "auto"),
-                                      ("order_fixed", ours, "order_fixed")):
-                f = fn if kind == "forward" else _fwd_grad(fn, diff)
-                if method is None:
-                    tf_fn = tf.function(f, autograph=False)
-                else:
-                    with primitive.method_scope(method):
-                        tf_fn = tf.function(f, autograph=False)
-                        tf_fn.get_concrete_function(*targs)  # trace under this method
-                variants.append((label, tf_fn))
+            variants = [("stock", tf.function(stock if kind == "forward" else _fwd_grad(stock, diff),
+                                              autograph=False))]
+            for plan, setting in plans.items():
+                if timed[setting.key()] != plan:
+                    continue
+                with setting.scope():
+                    tf_fn = tf.function(ours if kind == "forward" else _fwd_grad(ours, diff), autograph=False)
+                    tf_fn.get_concrete_function(*targs)  # trace under this plan's setting
+                variants.append((plan, tf_fn))
             for _, f in variants:  # warm-up
                 _time(f, targs)
                 _time(f, targs)
@@ -219,11 +290,12 @@ def run(size, rounds, only=None, passes=PASSES, log=sys.stderr):
             for _ in range(rounds):
                 for label, f in variants:
                     samples[label].append(_time(f, targs))
+            for plan, setting in plans.items():
+                samples[plan] = samples[timed[setting.key()]]
             results[(name, kind)] = samples
             med = dict((label, 1e3 * float(np.median(v))) for label, v in samples.items())
-            log.write("%-44s %-17s stock %9.2f ms   auto %9.2f ms (%5.2fx)   order-fixed %9.2f ms (%5.2fx)\n"
-                      % (name, kind, med["stock"], med["auto"], med["auto"] / med["stock"], med["order_fixed"],
-                         med["order_fixed"] / med["stock"]))
+            log.write("%-44s %-17s stock %9.2f ms" % (name, kind, med["stock"]) + "".join(
+                "   %s %9.2f ms (%5.2fx)" % (plan, med[plan], med[plan] / med["stock"]) for plan in plans) + "\n")
             log.flush()
     return results
 
@@ -233,19 +305,23 @@ def _cell(interval):
 
 
 def table(results, installed, markdown=False):
-    """The one table: rows replacement (benchmark), columns plan x pass; and the summary lines."""
+    """The one table: rows replacement (benchmark), columns plan x pass; and one summary line per plan.
+    installed: {plan: set of registry names it installs, or None for every replacement}."""
     from tfdet.results.stats import ratio_interval
 
     names = []
     for name, _ in results:
         if name not in names:
             names.append(name)
-    short = {"auto": "auto", "order_fixed": "order-fixed", "forward": "fwd", "forward+gradient": "fwd+grad"}
-    header = ["replacement", "here"] + ["%s %s" % (short[plan], short[kind]) for plan, _ in PLANS for kind in PASSES]
-    rows, worst_here, fixed = [], [], []
+    plans = [p for p in PLANS if any(p in samples for samples in results.values())]
+    short = {"here": "here", "gpu": "gpu", "order_fixed": "order-fixed", "exact": "exact", "forward": "fwd",
+             "forward+gradient": "fwd+grad"}
+    marked = [p for p in plans if installed.get(p) is not None]
+    header = ["replacement"] + marked + ["%s %s" % (short[plan], short[kind]) for plan in plans for kind in PASSES]
+    rows, cells = [], dict((p, []) for p in plans)
     for name in names:
-        row = [name, "yes" if patch_of(name) in installed else ""]
-        for plan, _ in PLANS:
+        row = [name] + ["yes" if patch_of(name) in installed[p] else "" for p in marked]
+        for plan in plans:
             for kind in PASSES:
                 samples = results.get((name, kind))
                 if samples is None:
@@ -253,10 +329,8 @@ def table(results, installed, markdown=False):
                     continue
                 interval = ratio_interval(samples["stock"], samples[plan])
                 row.append(_cell(interval))
-                if plan == "order_fixed":
-                    fixed.append(interval["ratio"])
-                elif patch_of(name) in installed:
-                    worst_here.append((interval["ratio"], name, kind))
+                if installed.get(plan) is None or patch_of(name) in installed[plan]:
+                    cells[plan].append((interval["ratio"], name, kind))
         rows.append(row)
     lines = []
     if markdown:
@@ -268,12 +342,16 @@ def table(results, installed, markdown=False):
         for row in [header] + rows:
             lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     lines.append("")
-    if worst_here:
-        ratio, name, kind = max(worst_here)
-        lines.append("this machine's plan (installed replacements): worst %.2fx (%s, %s)" % (ratio, name, kind))
-    if fixed:
-        lines.append("GPU plan (order-fixed), all replacements: median %.2fx, worst %.2fx over %d cells"
-                     % (float(np.median(fixed)), max(fixed), len(fixed)))
+    for plan in plans:
+        found = cells[plan]
+        if not found:
+            lines.append("- %s: installs none of these replacements" % PLAN_TITLES[plan])
+            continue
+        ratio, name, kind = max(found)
+        which = "all replacements" if installed.get(plan) is None else "installed replacements"
+        lines.append("- %s (%s): median %.2fx, worst %.2fx (%s, %s) over %d cells"
+                     % (PLAN_TITLES[plan], which, float(np.median([c[0] for c in found])), ratio, name, kind,
+                        len(found)))
     return "\n".join(lines)
 
 
@@ -328,6 +406,11 @@ def main(argv=None):
     parser.add_argument("--size", type=float, default=1e6, help="elements of the segment-sum data (default 1e6)")
     parser.add_argument("--rounds", type=int, default=11, help="interleaved timing rounds (default 11)")
     parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
+    parser.add_argument("--plans", default=",".join(DEFAULT_PLANS),
+                        help="comma-separated plans to time: here, gpu, order_fixed, exact (the order-fixed path "
+                             "with tfdet.patching.exact_sum's sums, opt-in) (default: here,gpu,order_fixed)")
+    parser.add_argument("--gpu-machine", action="store_true",
+                        help="build the gpu plan as on a machine with a GPU (tfdet.patching.kernels steps aside)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
     parser.add_argument("--profile", action="store_true",
                         help="instead of timing: operator time by op type of the stock op and the order-fixed "
@@ -336,23 +419,39 @@ def main(argv=None):
     if args.profile:
         op_profile(args.size, [o for o in args.only.split(",") if o])
         return 0
-    # "auto" is what tfdet.patch() would install here: the primitive takes TF's own
-    # segment kernels only where the plan (the catalogue) says they are deterministic.
+    chosen = [p.strip() for p in args.plans.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in PLANS]
+    if unknown or not chosen:
+        parser.error("--plans takes a comma-separated subset of %s, got %r" % (",".join(PLANS), args.plans))
+    # What tfdet.patch() and tfdet.patch(device="gpu") would install here (tfdet.patching.plan):
+    # the primitive takes TF's own segment kernels only where the plan (the catalogue) says
+    # they are deterministic.
     from tfdet.patching.preview import preview
 
-    plan = preview().plan
-    primitive.set_stock_deterministic(plan.stock_segments_deterministic)
+    here_plan, gpu_plan = preview().plan, preview(device="gpu").plan
+    every = settings(here_plan, gpu_plan, gpu_machine=args.gpu_machine)
+    plans = dict((p, every[p]) for p in PLANS if p in chosen)
     print("TF %s, numpy %s, %d CPUs, intra-op threads %s, TF_ENABLE_ONEDNN_OPTS=%s; %d interleaved rounds, "
           "--size %g" % (tf.__version__, np.__version__, os.cpu_count(),
                          tf.config.threading.get_intra_op_parallelism_threads() or "default",
                          os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"), args.rounds, args.size))
-    print("ratio of medians to the stock op [95%% bootstrap interval]; auto = this machine's plan, order-fixed = "
-          "the GPU plan's path; here = installed by this machine's plan (%s, TF %s): %s"
-          % (plan.device, plan.tf_version, ", ".join(sorted(plan.replacements)) or "none"))
-    results = run(args.size, args.rounds, [o for o in args.only.split(",") if o])
-    print(table(results, set(plan.replacements), markdown=args.markdown))
+    print("ratio of medians to the stock op [95%% bootstrap interval]. here = this machine's plan (%s, TF %s: "
+          "segment sums %s), installs: %s. gpu = the GPU plan of TF %s (segment sums %s%s), installs: %s. "
+          "order-fixed = the path of GPU plans of TF < 2.7, every replacement%s."
+          % (here_plan.device, here_plan.tf_version, every["here"].resolved(),
+             ", ".join(sorted(here_plan.replacements)) or "none", gpu_plan.tf_version, every["gpu"].resolved(),
+             "; dispatch as on a GPU machine" if args.gpu_machine else "; CPU kernels where TF sees no GPU",
+             ", ".join(sorted(gpu_plan.replacements)) or "none",
+             "; exact = the same with exact sums (primitive.set_order_fixed_sum('exact'))" if "exact" in plans else ""))
+    same = [p for p in plans if p != "here" and "here" in plans and plans[p].key() == plans["here"].key()]
+    if same:
+        print("%s: the same settings as this machine's plan, so the same graphs: timed once, shown in both columns"
+              % ", ".join(same))
+    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o])
+    installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None,
+                 "exact": None}
+    print(table(results, installed, markdown=args.markdown))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -744,9 +744,32 @@ def parse_digests(proc, timeout=600):
 # --------------------------------------------------------------------------- graphs
 
 
+# Integer segment ops that tfdet.patching.exact_sum builds, allowed in a replacement's graph only
+# with int32 data: integer atomic additions and maxima give the same bits in any order, the
+# GPU kernels exist for int32 data (before 2.5: segment_reduction_ops_gpu.cu.cc at 08a21974ed53,
+# TF_CALL_int32(DEFINE_SUM_GPU_SPECS) / TF_CALL_int32(DEFINE_REAL_GPU_SPECS); TF 2.5-2.6:
+# segment_reduction_ops_impl_*.cc, TF_CALL_int32(REGISTER_SUM_GPU_UNSORTED_KERNELS_ALL) /
+# TF_CALL_int32(REGISTER_REAL_GPU_UNSORTED_KERNELS_ALL)), and TF 2.5-2.6 raise under
+# TF_DETERMINISTIC_OPS only where ReductionF::is_associative is false, which
+# segment_reduction_ops.h sets to std::is_integral<T>::value for AtomicSumOpGpu and to true
+# for AtomicMaxOpGpu (2.5.3 wheel, lines 79-84 and 97-102; 2.6.4, lines 81-86 and 99-104).
+# op_types names them "UnsortedSegmentSum[int32]" and "UnsortedSegmentMax[int32]", outside FORBIDDEN_OPS.
+INTEGER_ATOMIC_OPS = {"UnsortedSegmentSum": "int32", "UnsortedSegmentMax": "int32"}
+
+
 def op_types(graph_def):
-    """Every op type in a GraphDef, including the bodies of all library functions."""
-    return graph.op_types(graph_def)
+    """Every op type in a GraphDef, including the bodies of all library functions; the integer
+    segment ops of INTEGER_ATOMIC_OPS with their allowed data type as "Op[int32]"."""
+    import tensorflow as tf
+
+    types = set()
+    for site in graph.walk(graph_def):
+        allowed = INTEGER_ATOMIC_OPS.get(site.op_type)
+        if allowed is not None and "T" in site.node.attr and tf.as_dtype(site.node.attr["T"].type).name == allowed:
+            types.add("%s[%s]" % (site.op_type, allowed))
+        else:
+            types.add(site.op_type)
+    return types
 
 
 def loop_parallel_iterations(graph_def):

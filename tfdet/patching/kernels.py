@@ -30,6 +30,10 @@ are known to hold one element): 3-5x faster on a CPU than
 `UnsortedSegmentSum`, with the stock op's gradient. Wider rows keep the stock
 kernel, whose vectorised row additions are faster there.
 
+`integer_segment_sum` and `small_integer_segment_max` do the int32 sums and
+maxima of tfdet.patching.exact_sum on a CPU: exact integer results, so the
+same bits as TF's UnsortedSegmentSum/UnsortedSegmentMax give on a GPU.
+
 Not under XLA (tf.function(jit_compile=True)): RaggedBincount has no XLA
 kernel, so the caller's fallback runs there.
 
@@ -66,6 +70,21 @@ def cpu_only():
 
         _cache["cpu_only"] = not list_gpus(_tf())
     return _cache["cpu_only"]
+
+
+def assume_cpu_only(flag):
+    """Make cpu_only() answer `flag` (None: ask TensorFlow again); return the previous answer.
+
+    For measurements and tests that build what another machine would build:
+    with False, the replacements dispatch as on a machine with a GPU (these
+    kernels step aside). Read when an op is built, like the primitive's method.
+    """
+    previous = _cache.get("cpu_only")
+    if flag is None:
+        _cache.pop("cpu_only", None)
+    else:
+        _cache["cpu_only"] = bool(flag)
+    return previous
 
 
 def _in_xla_context():
@@ -138,6 +157,62 @@ def _chunked_sums(tf, values, weights, size, dtype):
     # Pieces only where their partial histograms are small next to the input:
     # a choice made from the sizes alone, so the order of additions still is.
     return tf.cond(n >= CHUNKS * tf.cast(size, tf.int64), pieces, whole)
+
+
+def integer_segment_sum(data, segment_ids, num_segments, fallback):
+    """[num_segments, W] int32: the sums of the int32 rows of data [n, W] per id, negative ids dropped
+    (the caller drops ids >= num_segments). Integer sums are exact in any order, so every kernel gives
+    the same bits: where these CPU kernels apply (TensorFlow sees no GPU, not under XLA) _chunked_sums,
+    several times faster on a CPU than UnsortedSegmentSum; elsewhere fallback() (tfdet.patching.exact_sum
+    passes TF's int32 UnsortedSegmentSum, whose GPU kernel adds integers with atomics)."""
+    tf = _tf()
+    if (not cpu_only() or getattr(tf.raw_ops, "RaggedBincount", None) is None or _in_xla_context()
+            or data.dtype != tf.int32):
+        return fallback()
+    with tf.name_scope("IntegerSegmentSum"), tf.device("/device:CPU:0"):
+        ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
+        num = tf.cast(num_segments, tf.int64)
+        width = tf.shape(data, out_type=tf.int64)[1]
+        out = _chunked_sums(tf, _keys(tf, ids, num, width), tf.reshape(data, [-1]), num * width, tf.int32)
+        return tf.reshape(out, tf.stack([num, width]))
+
+
+def _keys(tf, ids, num, width):
+    """[n * width] int64: id * width + column, row-major; negative ids get keys >= num * width (dropped)."""
+    rows = tf.where(ids >= 0, ids, tf.fill(tf.shape(ids), num))
+    return tf.reshape(rows[:, tf.newaxis] * width + tf.range(width, dtype=tf.int64)[tf.newaxis, :], [-1])
+
+
+def small_integer_segment_max(data, segment_ids, num_segments, levels, fallback):
+    """[num_segments, W] int32: the largest of the int32 values data [n, W] (all in [0, levels)) per id,
+    the lowest int32 where an id has no row (as UnsortedSegmentMax); negative ids dropped (the caller
+    drops ids >= num_segments). An exact maximum, so every kernel gives the same bits: where these CPU
+    kernels apply and the table below is no bigger than the input (num_segments * W * levels <=
+    4 * n * W + 2**16), one RaggedBincount with binary output marks which values each (id, column)
+    holds and a dense reduction picks the largest (several times faster on a CPU than
+    UnsortedSegmentMax); elsewhere fallback()."""
+    tf = _tf()
+    if (not cpu_only() or getattr(tf.raw_ops, "RaggedBincount", None) is None or _in_xla_context()
+            or data.dtype != tf.int32):
+        return fallback()
+    with tf.name_scope("SmallIntegerSegmentMax"):
+        ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
+        num = tf.cast(num_segments, tf.int64)
+        n = tf.size(ids, out_type=tf.int64)
+        width = tf.shape(data, out_type=tf.int64)[1]
+        small = num * width * levels <= 4 * n * width + (1 << 16)
+
+        def table():
+            with tf.device("/device:CPU:0"):
+                keys = _keys(tf, ids, num, width) * levels + tf.cast(tf.reshape(data, [-1]), tf.int64)
+                marks = tf.raw_ops.RaggedBincount(splits=tf.stack([tf.zeros([], tf.int64), n * width]), values=keys,
+                                                  size=num * width * levels, weights=tf.zeros([0], tf.int32),
+                                                  binary_output=True)
+                marks = tf.reshape(marks, tf.stack([num, width, levels]))
+                top = tf.reduce_max(marks * tf.range(1, levels + 1, dtype=tf.int32), axis=2) - 1
+                return tf.where(top >= 0, top, tf.fill(tf.shape(top), tf.int32.min))
+
+        return tf.cond(small, table, fallback)
 
 
 def segment_sum(data, segment_ids, num_segments, fallback, stock_path=True):

@@ -59,6 +59,10 @@ UnsortedSegmentSum, whose CPU kernel is several times slower. Used directly,
 outside patch(), "auto" takes the order-fixed path.
 The order-fixed path stays selectable (`method="order_fixed"`, `set_method`,
 `method_scope`) so it can be tested and benchmarked anywhere.
+`set_order_fixed_sum("exact")` makes its sums of float16/bfloat16/float32
+values sort-free (tfdet.patching.exact_sum: integers on a grid per segment,
+added by int32 segment sums, which TF's GPU kernels run deterministically);
+opt-in, as it measured slower than the sort on a CPU.
 
 Python 3.7 / TensorFlow 1.15 compatible: written against tensorflow.compat.v2,
 working eagerly, inside tf.function and in TF1 graph mode.
@@ -66,6 +70,8 @@ working eagerly, inside tf.function and in TF1 graph mode.
 
 import contextlib
 import sys
+
+from . import exact_sum
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 METHODS = ("auto", "stock", "order_fixed")
@@ -88,7 +94,10 @@ _DENSE_WRITE_DTYPES = ("float16", "float32", "float64", "int32", "int64")
 # Bits of the key sorted by one pass of the radix sort (see _stable_sort).
 _RADIX_BITS = 8
 
-_state = {"method": "auto", "stock_deterministic": False}
+_state = {"method": "auto", "stock_deterministic": False, "order_fixed_sum": "sort"}
+
+# How the order-fixed method forms sums of float16/bfloat16/float32 (set_order_fixed_sum).
+ORDER_FIXED_SUMS = ("sort", "exact")
 
 # Dtypes whose Add/Mul/Maximum/Minimum kernels exist on CPU in every TF this
 # project covers (TF 1.15 and 2.4 lack them for the small and unsigned integer
@@ -131,6 +140,35 @@ def method_scope(method):
         yield
     finally:
         set_method(previous)
+
+
+def set_order_fixed_sum(how):
+    """How the order-fixed method sums float16/bfloat16/float32 values; return the previous choice.
+
+    "sort" (the default): the stable sort and fixed trees described above.
+    "exact": tfdet.patching.exact_sum, no sort: the values rounded to integers on
+    a grid fixed per segment and added with int32 segment sums (any order gives
+    the same bits; TF's GPU kernels accept int32 sums and maxima under
+    determinism, see that module). Not the default: on this project's 2-core
+    CPU it measured slower than the sort (README, benchmark paragraph); on a
+    GPU, where the integer sums are atomic additions, it is unmeasured.
+    Read when an op is built, like set_method.
+    """
+    if how not in ORDER_FIXED_SUMS:
+        raise ValueError("unknown order-fixed sum %r (expected one of: %s)" % (how, ", ".join(ORDER_FIXED_SUMS)))
+    previous = _state["order_fixed_sum"]
+    _state["order_fixed_sum"] = how
+    return previous
+
+
+@contextlib.contextmanager
+def order_fixed_sum_scope(how):
+    """Use `how` for order-fixed sums inside a with-block (not thread-safe)."""
+    previous = set_order_fixed_sum(how)
+    try:
+        yield
+    finally:
+        set_order_fixed_sum(previous)
 
 
 def set_stock_deterministic(flag):
@@ -312,6 +350,15 @@ def _combine(src, idx, valid, k, reduction):
 
 def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
     """The order-fixed reduction of x [n, D] by 1-D ids; returns [num_segments, D]."""
+    if reduction == "sum" and _state["order_fixed_sum"] == "exact" and exact_sum.covers(x.dtype):
+        # Sums of float16/bfloat16/float32 as integers on a grid per segment, added in any order
+        # (tfdet.patching.exact_sum): no sort.
+        return exact_sum.segment_sum(x, ids, num_segments, validate)
+    return _sorted_2d(x, ids, num_segments, reduction, sorted_ids, validate)
+
+
+def _sorted_2d(x, ids, num_segments, reduction, sorted_ids, validate):
+    """_order_fixed_2d by a stable sort of the ids and fixed trees over the runs of equal ids."""
     tf = _tf()
     idt = ids.dtype
     num_segments = tf.cast(num_segments, idt)
