@@ -173,3 +173,29 @@ def test_catalogue_says_varies_so_silence_needs_the_full_budget(tmp_path):
             assert record.rate_ruled_out_95 == pytest.approx(1 - 0.05 ** (1 / 12))
         else:
             assert record.outcome == "varies"
+
+
+def test_settle_runs_the_full_budget_only_where_the_catalogue_has_no_claim(tmp_path):
+    # softmax-xent has no CPU claim (unknown); segment-sum is documented deterministic on CPU.
+    catalogue = default_catalogue()
+    out = str(tmp_path / "settle.jsonl")
+    config = ProbeConfig(catalogue, out, modes=("baseline",), processes=1, repeats=3, rounds=1,
+                         ops=["softmax-xent", "segment-sum"], max_repeats=12, settle=True)
+    header = run_probe(config, Progress(quiet=True))
+    tf_version = header.environment["baseline"].tf_version
+    assert catalogue.get("softmax-xent").range_for(tf_version, "cpu").status == "unknown"
+    assert catalogue.get("segment-sum").range_for(tf_version, "cpu").status == "deterministic"
+    records = {r.case: r for r in load(out).cases}
+    unknown, known = records["softmax-xent"], records["segment-sum"]
+    if unknown.outcome == "deterministic":  # it may vary; then it stops at once, as any case does
+        assert unknown.runs == 12 and unknown.extra_runs == 9 and unknown.processes == 2
+    assert "no claim" in unknown.repeated_because and unknown.catalogue_expects_variance is None
+    assert known.runs == 3 and known.extra_runs is None and known.repeated_because is None
+
+
+def test_the_matrix_passes_settle_to_each_probe():
+    from tfdet.matrix.job import probe_command
+
+    argv = probe_command("/venv/bin/python", "out.jsonl", ["baseline"], {"repeats": 3, "settle": True}, False)
+    assert argv[-3:] == ["--repeats", "3", "--settle"]
+    assert "--settle" not in probe_command("/venv/bin/python", "out.jsonl", ["baseline"], {"settle": False}, False)

@@ -79,6 +79,10 @@ def add_parser(commands):
     parser.add_argument("--max-repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["max_repeats"],
                         metavar="N", help="probe runs per case and mode at most, for ops the catalogue says vary "
                         "(default %(default)s)")
+    parser.add_argument("--settle", action="store_true",
+                        help="probe runs up to --max-repeats also where the catalogue has no claim (unknown), so "
+                             "that quiet ops are measured well enough for tfdet catalog update to claim them "
+                             "(slower)")
     parser.add_argument("--rounds", type=arguments.positive_int, default=PROBE_DEFAULTS["rounds"], metavar="N",
                         help="probe timing rounds per process (default %(default)s)")
     parser.add_argument("--timeout", type=arguments.positive_float, default=None, metavar="SECONDS",
@@ -111,7 +115,7 @@ def _config(args):
     if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
         raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
     probe = {"repeats": args.repeats, "processes": PROBE_DEFAULTS["processes"], "max_repeats": args.max_repeats,
-             "rounds": args.rounds, "timeout": args.timeout, "ops": _ops(args.ops)}
+             "rounds": args.rounds, "timeout": args.timeout, "ops": _ops(args.ops), "settle": args.settle}
     return MatrixConfig(versions=versions, modes=modes, out_dir=os.path.abspath(args.out),
                         venvs=venvs_dir(args.venvs), probe=probe, executor=args.executor, jobs=args.jobs,
                         scheduler=args.scheduler, create_only=args.create_only, resume=args.resume,

@@ -117,6 +117,10 @@ def add_parser(commands):
     parser.add_argument("--max-repeats", type=arguments.positive_int, default=None, metavar="N",
                         help="runs per case and mode, at most, before an op the catalogue says varies here (or that "
                              "varied in another mode) is called deterministic (default 100)")
+    parser.add_argument("--settle", action="store_true", default=None,
+                        help="also run up to --max-repeats where the catalogue has no claim for this TF and device "
+                             "(unknown), so that an op that does not vary is measured well enough to become one: "
+                             "tfdet catalog update takes a quiet result as a claim from 29 runs in 2 processes")
     parser.add_argument("--size", type=arguments.positive_float, default=None, metavar="X",
                         help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
     parser.add_argument("--rounds", type=arguments.positive_int, default=5, metavar="N",
@@ -225,6 +229,8 @@ def _resume_defaults(args, digest, writer):
             else "--modes" in header.argv
     if args.ops is None:
         args.ops = header.case_ids
+    if args.settle is None:
+        args.settle = "--settle" in header.argv
     unknown = [name for name in unrecorded_parameters(header) if name in given]
     if unknown:
         return ["%s does not record %s (an older tfdet wrote it); resuming as if they match" % (
@@ -311,7 +317,7 @@ def _run_claimed(args, out, catalogue, writer):
         intra_threads=args.threads, inter_threads=args.inter_threads,
         onednn=None if args.onednn == "default" else args.onednn == "on",
         timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:], max_repeats=args.max_repeats,
-        modes_requested=args.modes_requested, results=writer)
+        modes_requested=args.modes_requested, results=writer, settle=bool(args.settle))
     progress = Progress(quiet=args.quiet)
     interrupted = False
     try:

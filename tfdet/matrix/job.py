@@ -16,7 +16,7 @@ from .versions import by_tf
 
 # The probe's flags a matrix passes on, in the probe's own spelling.
 PROBE_FLAGS = (("repeats", "--repeats"), ("processes", "--processes"), ("max_repeats", "--max-repeats"),
-               ("rounds", "--rounds"), ("timeout", "--timeout"), ("ops", "--ops"))
+               ("rounds", "--rounds"), ("timeout", "--timeout"), ("ops", "--ops"), ("settle", "--settle"))
 
 
 def probe_command(python, results, modes, options, resume, controller=None):
@@ -25,7 +25,9 @@ def probe_command(python, results, modes, options, resume, controller=None):
         "probe", "--python", python, "--out", results, "--modes", ",".join(modes), "--quiet"]
     for name, flag in PROBE_FLAGS:
         value = options.get(name)
-        if value is not None:
+        if value is True:
+            argv.append(flag)
+        elif value not in (None, False):
             argv += [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
     return argv + (["--resume"] if resume else [])
 

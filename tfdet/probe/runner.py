@@ -34,7 +34,7 @@ class ProbeConfig(object):
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
-                 results=None):
+                 results=None, settle=False):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -62,6 +62,10 @@ class ProbeConfig(object):
         # another mode) says varies is called deterministic; the first
         # processes x repeats runs count. See Probe._escalate.
         self.max_repeats = max(max_repeats, processes * repeats)
+        # True: where the catalogue has no claim for this TF and device (unknown, or
+        # none), a case that has not varied also gets up to max_repeats runs, so that
+        # its silence is strong enough to become one (tfdet catalog update).
+        self.settle = settle
         # ... and at most this long in extra runs per (case, pass, mode), so one slow
         # case cannot take over the run; the record says how many runs it got.
         self.max_extra_seconds = max_extra_seconds
@@ -125,6 +129,7 @@ class Probe(object):
         self.scratch = None
         self.mode_failures = {}  # mode -> why a mode that should have run did not
         self.expectations = {}  # (case id, mode) -> why the catalogue expects variance there
+        self.unsettled = {}  # (case id, mode) -> why more runs could settle the catalogue's claim (--settle)
 
     # -- workers -----------------------------------------------------------
 
@@ -235,7 +240,8 @@ class Probe(object):
         """Adaptive repeats: silence the user can trust.
 
         A mode that has not (yet) varied, where the catalogue says the op varies
-        or another mode saw it vary, runs the case again, in batches of
+        or another mode saw it vary (or, with settle, where the catalogue has no
+        claim), runs the case again, in batches of
         `repeats`, in turn in its processes and one more fresh process, until
         it varies or has `max_repeats` runs. Returns {mode: (reason, extra runs)}.
         """
@@ -248,7 +254,7 @@ class Probe(object):
                 results = variance[mode]
                 if mode in notes or mode in varied or any("failed" in r or r.get("raised") for r in results):
                     continue
-                reason = self.expectations.get((planned.case_id, mode))
+                reason = self.expectations.get((planned.case_id, mode)) or self.unsettled.get((planned.case_id, mode))
                 if reason is None and varied:
                     reason = "it varied under " + ", ".join(varied)
                 if reason is None:
@@ -363,6 +369,9 @@ class Probe(object):
                 reason = expected_to_vary(version_range, switches[mode], self.setups[mode].patch)
                 if reason:
                     self.expectations[(entry.id, mode)] = reason
+                elif config.settle and (version_range is None or version_range.status == "unknown"):
+                    self.unsettled[(entry.id, mode)] = "the catalogue has no claim for TF %s on %s (--settle)" % (
+                        first["tf_version"], first["device"])
         planned, skipped = plan_cases(
             config.catalogue, cases.describe_cases(), first["tf_version"], first["device"],
             machine_capabilities(first["device"], len(first["gpus"])), only=config.ops, fixtures=config.fixtures)
