@@ -426,7 +426,7 @@ def main(argv=None):
     # What tfdet.patch() and tfdet.patch(device="gpu") would install here (tfdet.patching.plan):
     # the primitive takes TF's own segment kernels only where the plan (the catalogue) says
     # they are deterministic.
-    from tfdet.patching.preview import preview
+    from tfdet.patching.plan_preview import preview
 
     here_plan, gpu_plan = preview().plan, preview(device="gpu").plan
     every = settings(here_plan, gpu_plan, gpu_machine=args.gpu_machine)

@@ -25,7 +25,7 @@ def test_choose_device_order():
 
 def test_patch_device_gpu_installs_the_gpu_plan_on_a_cpu():
     result = run_python("""
-        from tfdet.patching.preview import preview
+        from tfdet.patching.plan_preview import preview
         gpu = preview(device="gpu").plan
         cpu = preview(device="cpu").plan
         status = tfdet.patch(device="gpu", quiet=True)

@@ -18,7 +18,7 @@ from tfdet.patching import primitive as P
 from tfdet.patching import registry
 from tfdet.patching import replacements as R
 from tfdet.patching.plan import plan_patch
-from tfdet.patching.preview import preview
+from tfdet.patching.plan_preview import preview
 
 import patch_cases as C  # noqa: E402
 

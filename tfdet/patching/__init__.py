@@ -12,7 +12,7 @@ importing this package imports nothing (not even TensorFlow).
 from .._lazy import facade
 
 _LAZY = {
-    "preview": ".preview",  # what patch() would do, without TensorFlow: `tfdet status`
+    "preview": ".plan_preview",  # what patch() would do, without TensorFlow: `tfdet status`
 }
 
 __all__ = sorted(_LAZY)
