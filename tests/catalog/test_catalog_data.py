@@ -230,7 +230,7 @@ CASES = [
     # Horovod fusion: HOROVOD_FUSION_THRESHOLD=0.
     ("horovod.tensorflow.allreduce", "horovod-tensor-fusion", "2.4", "gpu", DWS, {"HOROVOD_FUSION_THRESHOLD"}, None),
     # CPU multithreading: unknown, with a work-around.
-    ("cpu-multithreading", "cpu-multithreading", "2.21", "cpu", UNKNOWN, None, None),
+    ("cpu-multithreading", "cpu-multithreading", "2.21", "cpu", DET, None, None),  # measured (matrix, --settle)
     # Ops that raise on every device (CPU as well as GPU).
     ("tf.random.normal", "unseeded-random-ops", "2.6", "cpu", ND, None, None),
     ("tf.random.normal", "unseeded-random-ops", "2.7", "cpu", RAISES, {TDO}, None),

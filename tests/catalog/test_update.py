@@ -150,15 +150,37 @@ def test_agreement_adds_the_measured_source_and_its_provenance(measured_plan, me
     assert item.date == load(os.path.join(ROOT, cited)).header.created and "AMD EPYC" in item.host
 
 
-def test_a_version_the_catalogue_is_unsure_of_gets_a_claim_and_the_rest_stays(measured_plan, measured_proposal):
-    change = by_key(measured_plan)[("bincount", "cpu", "2.6")]
+def _unsure_of_bincount_on_cpu():
+    """The shipped catalogue with bincount's CPU rows as they were before any
+    measurement: unknown before 2.15 (a document only), varying from 2.15."""
+    texts = shipped_texts()
+    path = default_catalogue().get("bincount").origin.path
+    text = texts[path]
+    start = text.index("  - id: bincount\n")
+    end = text.index("\n  - id: ", start + 5)
+    block = text[start:end]
+    cpu = block.index("\n      cpu:\n")
+    tail = block.index("\n    sources:", cpu)
+    rows = ('\n      cpu:\n        - versions: "<2.15"\n          status: unknown\n'
+            '          sources: [fwr13y-doc:tensorflow.md#cpu]\n        - versions: ">=2.15"\n'
+            '          status: nondeterministic\n          sources: [fwr13y-doc:tensorflow.md#cpu]')
+    texts[path] = text[:start] + block[:cpu] + rows + block[tail:] + text[end:]
+    return texts, catalogue_from_texts(sorted(texts.items()))
+
+
+def test_a_version_the_catalogue_is_unsure_of_gets_a_claim_and_the_rest_stays(at_root):
+    texts, unsure = _unsure_of_bincount_on_cpu()
+    plan = update.plan(unsure, [(relative(p), load(p)) for p in MEASURED])
+    change = by_key(plan)[("bincount", "cpu", "2.6")]
     assert change.kind == update.NEW and change.proposal.status == "deterministic"
-    _, catalogue = measured_proposal
+    catalogue = catalogue_from_texts(sorted(yaml_edit.apply(texts, unsure, plan).items()))
     entry = catalogue.get("bincount")
     assert entry.range_for("2.6", "cpu").status == "deterministic"
     assert entry.range_for("2.6", "cpu").sources == ("measured:reports/measured/bincount-segment-scatter-cpu-tf2.6.jsonl",)
-    assert entry.range_for("2.5", "cpu").status == "unknown"  # not measured: the old claim, unchanged
-    assert entry.range_for("2.5", "cpu").note == default_catalogue().get("bincount").range_for("2.5", "cpu").note
+    old = unsure.get("bincount").range_for("2.5", "cpu")
+    kept = entry.range_for("2.5", "cpu")  # not measured: the old claim, in a range of its own
+    assert (kept.status, kept.sources, kept.note) == (old.status, old.sources, old.note) == (
+        "unknown", ("fwr13y-doc:tensorflow.md#cpu",), None)
     assert entry.range_for("2.21", "cpu").status == "nondeterministic"
     assert entry.devices["gpu"] == default_catalogue().get("bincount").devices["gpu"]
 
