@@ -757,6 +757,24 @@ def parse_digests(proc, timeout=600):
 INTEGER_ATOMIC_OPS = {"UnsortedSegmentSum": "int32", "UnsortedSegmentMax": "int32"}
 
 
+def gradient_graph(tf, name):
+    """GraphDef of a tf.function computing case `name`'s output and its gradients
+    (float32 inputs, every shape unknown): what the graph walks inspect."""
+    case = CASES[name]
+    inputs = case.make(np.random.default_rng(0), "float32")
+
+    def fn(*xs):
+        with tf.GradientTape() as tape:
+            for x in xs:
+                tape.watch(x)
+            y = case.ours(tf, inputs, *xs)
+        grads = tape.gradient(y, list(xs), output_gradients=tf.ones_like(y)) if xs else []
+        return [y] + [g for g in grads if g is not None]
+
+    specs = [tf.TensorSpec([None] * np.ndim(inputs[k]), tf.as_dtype(np.asarray(inputs[k]).dtype)) for k in case.diff]
+    return tf.function(fn).get_concrete_function(*specs).graph.as_graph_def()
+
+
 def op_types(graph_def):
     """Every op type in a GraphDef, including the bodies of all library functions; the integer
     segment ops of INTEGER_ATOMIC_OPS with their allowed data type as "Op[int32]"."""
