@@ -175,9 +175,24 @@ def test_catalogue_says_varies_so_silence_needs_the_full_budget(tmp_path):
             assert record.outcome == "varies"
 
 
+def _unsure_on_cpu(catalogue, entry_id):
+    """The catalogue with `entry_id` claiming nothing known on CPU (unknown, every version)."""
+    import dataclasses
+
+    from tfdet.catalog.model import Catalogue
+
+    entries = []
+    for entry in catalogue.entries:
+        if entry.id == entry_id:
+            cpu = tuple(dataclasses.replace(r, status="unknown", switches=()) for r in entry.devices["cpu"])
+            entry = dataclasses.replace(entry, devices=dict(entry.devices, cpu=cpu))
+        entries.append(entry)
+    return Catalogue(entries, catalogue.switches)
+
+
 def test_settle_runs_the_full_budget_only_where_the_catalogue_has_no_claim(tmp_path):
-    # softmax-xent has no CPU claim (unknown); segment-sum is documented deterministic on CPU.
-    catalogue = default_catalogue()
+    # softmax-xent made unknown on CPU here; segment-sum is documented deterministic on CPU.
+    catalogue = _unsure_on_cpu(default_catalogue(), "softmax-xent")
     out = str(tmp_path / "settle.jsonl")
     config = ProbeConfig(catalogue, out, modes=("baseline",), processes=1, repeats=3, rounds=1,
                          ops=["softmax-xent", "segment-sum"], max_repeats=12, settle=True)
