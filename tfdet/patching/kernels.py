@@ -166,8 +166,7 @@ def integer_segment_sum(data, segment_ids, num_segments, fallback):
     several times faster on a CPU than UnsortedSegmentSum; elsewhere fallback() (tfdet.patching.exact_sum
     passes TF's int32 UnsortedSegmentSum, whose GPU kernel adds integers with atomics)."""
     tf = _tf()
-    if (not cpu_only() or getattr(tf.raw_ops, "RaggedBincount", None) is None or _in_xla_context()
-            or data.dtype != tf.int32):
+    if not applies(True) or data.dtype != tf.int32:
         return fallback()
     with tf.name_scope("IntegerSegmentSum"), tf.device("/device:CPU:0"):
         ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
@@ -192,8 +191,7 @@ def small_integer_segment_max(data, segment_ids, num_segments, levels, fallback)
     holds and a dense reduction picks the largest (several times faster on a CPU than
     UnsortedSegmentMax); elsewhere fallback()."""
     tf = _tf()
-    if (not cpu_only() or getattr(tf.raw_ops, "RaggedBincount", None) is None or _in_xla_context()
-            or data.dtype != tf.int32):
+    if not applies(True) or data.dtype != tf.int32:
         return fallback()
     with tf.name_scope("SmallIntegerSegmentMax"):
         ids = tf.cast(tf.reshape(segment_ids, [-1]), tf.int64)
@@ -242,8 +240,7 @@ def segment_sum(data, segment_ids, num_segments, fallback, stock_path=True):
         check = tf.debugging.Assert(tf.reduce_max(ids) < num,  # int64 lowest when empty
                                     ["segment_ids must be < num_segments (out of range)"])
         with tf.control_dependencies([check]):
-            keys = ids[:, tf.newaxis] * depth + tf.range(depth, dtype=tf.int64)[tf.newaxis, :]
-        keys = tf.reshape(tf.where(ids[:, tf.newaxis] >= 0, keys, num * depth), [-1])
+            keys = _keys(tf, ids, num, depth)
 
         @tf.custom_gradient
         def summed(x):

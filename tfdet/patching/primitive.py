@@ -133,13 +133,18 @@ def get_method():
 
 
 @contextlib.contextmanager
-def method_scope(method):
-    """Use `method` as the default inside a with-block (not thread-safe)."""
-    previous = set_method(method)
+def _setting_scope(setter, value):
+    """`setter(value)` inside a with-block, the previous value restored after (not thread-safe)."""
+    previous = setter(value)
     try:
         yield
     finally:
-        set_method(previous)
+        setter(previous)
+
+
+def method_scope(method):
+    """Use `method` as the default inside a with-block (not thread-safe)."""
+    return _setting_scope(set_method, method)
 
 
 def set_order_fixed_sum(how):
@@ -161,14 +166,9 @@ def set_order_fixed_sum(how):
     return previous
 
 
-@contextlib.contextmanager
 def order_fixed_sum_scope(how):
     """Use `how` for order-fixed sums inside a with-block (not thread-safe)."""
-    previous = set_order_fixed_sum(how)
-    try:
-        yield
-    finally:
-        set_order_fixed_sum(previous)
+    return _setting_scope(set_order_fixed_sum, how)
 
 
 def set_stock_deterministic(flag):
