@@ -225,9 +225,8 @@ class Setting(object):
 
     def resolved(self):
         """'stock' or 'order_fixed': what the primitive's dispatch picks under this setting."""
-        if self.method != "auto":
-            return self.method
-        return "stock" if self.stock_deterministic else "order_fixed"
+        with self.scope():
+            return primitive.resolve_method()
 
     def scope(self):
         """A context in which replacements build as this plan builds them."""
