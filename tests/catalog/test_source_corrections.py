@@ -75,7 +75,7 @@ def test_fractional_avg_pool_varies_with_no_switch(cat, version, device):
 
 
 @pytest.mark.parametrize("name, entry_ids", [
-    ("keras.ops.bincount", {"dense-bincount"}),
+    ("keras.ops.bincount", {"dense-bincount", "count-sparse-output"}),  # sparse=True: DenseCountSparseOutput
     ("keras.ops.segment_sum", {"segment-sum", "unsorted-segment-sum"}),
     ("keras.ops.segment_prod", {"segment-prod", "unsorted-segment-prod"}),
     ("keras.ops.histogram", {"scatter-nd"}),

@@ -190,3 +190,49 @@ def test_switch_file_rules(tmp_path):
         """)
     (problem,) = problems_of(tmp_path, text)
     assert "'value' is a required property" in problem.message
+
+
+def _switch_with_rows(rows):
+    return textwrap.dedent("""\
+        schema_version: 1
+        switches:
+          - id: MY_SWITCH
+            kind: env
+            name: MY_SWITCH
+            value: "1"
+            role: enables_determinism
+            versions: ">=2.1"
+            devices: [gpu]
+            description: A switch.
+            sources: [doc:https://example.org]
+            set_by_patch:
+        """) + textwrap.indent(rows, "      ")
+
+
+def test_set_by_patch_rows_load_with_their_condition(tmp_path):
+    rows = '- {devices: [gpu], versions: ">=2.5", sources: ["tf-pr:1"]}\n' \
+           '- {devices: [gpu], versions: ">=2.6", when: on_unsupported_warn, sources: ["tf-pr:2"]}\n'
+    (switch,) = load_catalogue(write(tmp_path, _switch_with_rows(rows))).switches
+    assert [(r.versions, r.when) for r in switch.set_by_patch] == [(">=2.5", "always"), (">=2.6", "on_unsupported_warn")]
+    assert switch.set_by_patch_in("2.5", "gpu") is switch.set_by_patch[0]
+    assert switch.set_by_patch_in("2.4", "gpu") is None and switch.set_by_patch_in("2.5", "cpu") is None
+
+
+@pytest.mark.parametrize("row, words", [
+    ('- {devices: [cpu], versions: ">=2.5", sources: ["tf-pr:1"]}', "set on cpu, which the switch does not list"),
+    ('- {devices: [gpu], versions: ">=2.0", sources: ["tf-pr:1"]}', "set in TF 2.0, where the switch does not exist"),
+    ('- {devices: [gpu], versions: ">=2.5", sources: []}', "every claim needs at least one source"),
+    ('- {devices: [gpu], versions: ">=2.5", when: sometimes, sources: ["tf-pr:1"]}', "'sometimes' is not one of"),
+])
+def test_set_by_patch_row_problems_name_the_line(tmp_path, row, words):
+    text = _switch_with_rows(row + "\n")
+    (problem,) = problems_of(tmp_path, text)
+    assert words in problem.message
+    assert problem.line == len(text.splitlines())  # the row's own line
+
+
+def test_autotune_role_is_no_longer_a_role(tmp_path):
+    text = _switch_with_rows('- {devices: [gpu], versions: ">=2.5", sources: ["tf-pr:1"]}\n').replace(
+        "role: enables_determinism", "role: disables_autotune")
+    (problem,) = problems_of(tmp_path, text)
+    assert "'disables_autotune' is not one of" in problem.message

@@ -40,7 +40,8 @@ def test_seed_covers_the_unseeded_sources():
 def test_old_gpu_preview_has_more_replacements_and_no_callbacks_before_2_2():
     gpu = status_json("--device", "gpu", "--tf-version", "2.6")
     assert {"tf.math.unsorted_segment_sum", "tf.math.bincount"} <= {r["api"] for r in gpu["replacements"]}
-    assert "TF_CUDNN_USE_AUTOTUNE" in {s["name"] for s in gpu["switches"]}
+    assert "TF_CUDNN_USE_FRONTEND" in {s["name"] for s in gpu["switches"]}
+    assert "TF_CUDNN_USE_AUTOTUNE" not in {s["name"] for s in gpu["switches"]}  # NVIDIA: never set it
     old = status_json("--device", "gpu", "--tf-version", "2.1")
     assert old["watching"].startswith("none") and not any(r["watched"] for r in old["not_covered"])
 

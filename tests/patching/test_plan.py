@@ -15,10 +15,11 @@ def demo(tmp_path):
     return load_user_catalogue(str(path))
 
 
-def test_old_gpu_tf_gets_the_replacement_and_cudnn_switches(demo):
+def test_old_gpu_tf_gets_the_replacement_and_the_determinism_switch(demo):
     plan = plan_patch(demo, "2.4", "gpu", {"demo"}, seeded=False)
     assert plan.supported and plan.replacements == {"demo": ["demo-op"]}
-    assert plan.env == {"TF_CUDNN_DETERMINISTIC": "1", "TF_DETERMINISTIC_OPS": "1", "TF_CUDNN_USE_AUTOTUNE": "0"}
+    # TF_DETERMINISTIC_OPS, a superset of TF_CUDNN_DETERMINISTIC from 2.1; never the autotune variable
+    assert plan.env == {"TF_DETERMINISTIC_OPS": "1", "HOROVOD_FUSION_THRESHOLD": "0"}
     assert plan.api_switches == [] and plan.remaining == []
 
 
@@ -42,7 +43,7 @@ def test_switch_covers_and_api_is_used_from_2_8(demo):
 
 def test_tf1_gets_only_the_cudnn_switch(demo):
     assert plan_patch(demo, "1.15", "gpu", set(), seeded=False).env == {
-        "TF_CUDNN_DETERMINISTIC": "1", "TF_CUDNN_USE_AUTOTUNE": "0"}
+        "TF_CUDNN_DETERMINISTIC": "1", "HOROVOD_FUSION_THRESHOLD": "0"}
 
 
 def test_unsupported_and_newer_versions(demo):
@@ -101,8 +102,7 @@ def test_switches_in_words_fold_an_env_var_into_the_api_that_is_the_same_switch(
     catalogue = default_catalogue()
     assert plan_patch(catalogue, "2.21", "cpu", set(), seeded=True).switches_in_words() == ["enable_op_determinism()"]
     assert plan_patch(catalogue, "2.6", "gpu", set(), seeded=True).switches_in_words() == [
-        "TF_CUDNN_DETERMINISTIC=1", "TF_DETERMINISTIC_OPS=1", "TF_CUDNN_USE_AUTOTUNE=0", "TF_CUDNN_USE_FRONTEND=1",
-        "HOROVOD_FUSION_THRESHOLD=0"]
+        "TF_DETERMINISTIC_OPS=1", "TF_CUDNN_USE_FRONTEND=1", "HOROVOD_FUSION_THRESHOLD=0"]
 
 
 @pytest.mark.parametrize("version, frontend", [("2.4", False), ("2.5", True), ("2.7", True), ("2.8", False)])

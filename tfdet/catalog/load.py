@@ -15,7 +15,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange
+from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange, patch_row
 from .paths import shipped_catalogue_dir
 from .validate import check_catalogue, parse_document
 from .versions import parse_specifier
@@ -158,7 +158,7 @@ def _switch(raw, origin):
         id=raw["id"], kind=raw["kind"], name=raw["name"], role=raw["role"], versions=raw["versions"],
         devices=tuple(raw["devices"]), description=raw["description"], sources=tuple(raw["sources"]),
         value=raw.get("value"), same_as=tuple(raw.get("same_as", ())), specifier=parse_specifier(raw["versions"]),
-        origin=origin)
+        origin=origin, set_by_patch=tuple(patch_row(r, parse_specifier(r["versions"])) for r in raw.get("set_by_patch", ())))
 
 
 def _range(r, origin):

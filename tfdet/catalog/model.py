@@ -95,6 +95,28 @@ class VersionRange:
 
 
 @dataclass(frozen=True)
+class PatchRow:
+    """One row of where tfdet.patch() sets a switch: devices, TF versions, the
+    condition (`when`) and the primary sources that say to set it there."""
+
+    devices: Tuple[str, ...]
+    versions: str
+    sources: Tuple[str, ...]
+    when: str = "always"  # or "on_unsupported_warn": only under patch(on_unsupported="warn")
+    note: Optional[str] = None
+    specifier: SpecifierSet = field(default=None, compare=False, repr=False)
+
+    def covers(self, tf_version, device):
+        return device in self.devices and contains(self.specifier, tf_minor(tf_version))
+
+
+def patch_row(raw, specifier):
+    """A PatchRow from its YAML mapping (both catalogue loaders build them here)."""
+    return PatchRow(devices=tuple(raw["devices"]), versions=raw["versions"], sources=tuple(raw["sources"]),
+                    when=raw.get("when", "always"), note=raw.get("note"), specifier=specifier)
+
+
+@dataclass(frozen=True)
 class Switch:
     """A TensorFlow setting that changes determinism (an env var or an API)."""
 
@@ -110,9 +132,18 @@ class Switch:
     same_as: Tuple[str, ...] = ()
     specifier: SpecifierSet = field(default=None, compare=False, repr=False)
     origin: Optional[Origin] = field(default=None, compare=False)
+    # Where tfdet.patch() sets this switch, row by row with sources (the GPU plan is these rows).
+    set_by_patch: Tuple[PatchRow, ...] = ()
 
     def available_in(self, tf_version):
         return contains(self.specifier, tf_minor(tf_version))
+
+    def set_by_patch_in(self, tf_version, device, when="always"):
+        """The set_by_patch row covering this TF version and device under `when`, or None."""
+        for row in self.set_by_patch:
+            if row.when == when and row.covers(tf_version, device):
+                return row
+        return None
 
 
 @dataclass(frozen=True)
@@ -296,6 +327,10 @@ class Catalogue:
             if verdict.range is not None and verdict.status in statuses:
                 verdicts.append(verdict)
         return verdicts
+
+    def set_by_patch(self, tf_version, device, when="always"):
+        """Switches whose set_by_patch rows cover this TF version and device under `when`."""
+        return [s for s in self.switches if s.set_by_patch_in(tf_version, device, when) is not None]
 
     def switches_for(self, tf_version, device=None, roles=None):
         """Switches that exist in a TF version (and on a device, with a role)."""

@@ -11,9 +11,9 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import ErrorInfo, Entry, Evidence, Origin, Switch, VersionRange
+from .model import ErrorInfo, Entry, Evidence, Origin, Switch, VersionRange, patch_row
 from .paths import shipped_catalogue_dir
-from .versions import COVERED_TF_VERSIONS, format_versions, parse_specifier
+from .versions import COVERED_TF_VERSIONS, contains, format_versions, parse_specifier
 
 
 def _load_schema():
@@ -151,10 +151,16 @@ def parse_document(text, path):
     for index, raw in enumerate(data.get("switches", [])):
         parts = ["switches", index]
         specifier = _specifier(raw["versions"], path, node, parts + ["versions"], problems)
+        rows = []
+        for r_index, r in enumerate(raw.get("set_by_patch", ())):
+            r_parts = parts + ["set_by_patch", r_index]
+            rows.append(patch_row(r, _specifier(r["versions"], path, node, r_parts + ["versions"], problems)))
+            problems.extend(_patch_row_problems(raw, rows[-1], specifier, path, node, r_parts))
         switches.append(Switch(
             id=raw["id"], kind=raw["kind"], name=raw["name"], role=raw["role"], versions=raw["versions"],
             devices=tuple(raw["devices"]), description=raw["description"], sources=tuple(raw["sources"]),
             value=raw.get("value"), same_as=tuple(raw.get("same_as", ())), specifier=specifier, origin=Origin(path, _line(node, parts)),
+            set_by_patch=tuple(rows),
         ))
 
     entries = []
@@ -188,6 +194,20 @@ def parse_document(text, path):
     if problems:
         raise CatalogError(problems)
     return entries, switches
+
+
+def _patch_row_problems(raw_switch, row, switch_specifier, path, node, parts):
+    """A switch is set only on its own devices and in versions where TF has it."""
+    stray = [d for d in row.devices if d not in raw_switch["devices"]]
+    if stray:
+        yield Problem(path, _line(node, parts + ["devices"]), _where(parts + ["devices"]),
+                      "set on %s, which the switch does not list in its devices" % ", ".join(stray))
+    if row.specifier is not None and switch_specifier is not None:
+        outside = [v for v in COVERED_TF_VERSIONS if row.covers(v, row.devices[0]) and not contains(switch_specifier, v)]
+        if outside:
+            yield Problem(path, _line(node, parts + ["versions"]), _where(parts + ["versions"]),
+                          "set in TF %s, where the switch does not exist (versions %r)"
+                          % (format_versions(outside), raw_switch["versions"]))
 
 
 def _evidence_problems(raw_range, path, node, parts):

@@ -7,11 +7,16 @@ from typing import Dict, List, Tuple
 
 from ..catalog import COVERED_TF_VERSIONS, StaleVersionWarning, tf_minor
 
-# Switch roles patch() turns on; it never sets silences_errors or
+# Switch roles patch() turns on on a CPU; it never sets silences_errors or
 # restores_nondeterminism by default, and leaves workaround switches to the user.
-APPLIED_ROLES = ("enables_determinism", "disables_autotune")
+APPLIED_ROLES = ("enables_determinism",)
 # Taken only under patch(on_unsupported="warn"): TF's per-op escape hatches.
 SILENCING_ROLE = "silences_errors"
+# On a GPU the advice differs per TF version (NVIDIA's status page: which variable,
+# the cuDNN frontend work-around, never the autotune variable), so the plan is the
+# catalogue's set_by_patch rows for the GPU, each citing its source, and nothing else.
+ROW_DEVICES = ("gpu",)
+ALWAYS, ON_WARN = "always", "on_unsupported_warn"
 ON_UNSUPPORTED = ("raise", "warn")
 
 
@@ -129,15 +134,24 @@ def _workarounds_needed(catalogue, tf_version, device):
             if s.kind == "env" and s.id in needed]
 
 
-def _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupported, note):
+def _switches_set(catalogue, tf_version, device, on_unsupported):
+    """(switches turned on, env switches that silence TF's errors) for this TF and device."""
+    if device in ROW_DEVICES:
+        silenced = catalogue.set_by_patch(tf_version, device, ON_WARN) if on_unsupported == "warn" else []
+        return catalogue.set_by_patch(tf_version, device, ALWAYS), [s for s in silenced if s.kind == "env"]
     switches = catalogue.switches_for(tf_version, device, roles=APPLIED_ROLES)
     switches = switches + _workarounds_needed(catalogue, tf_version, device)
-    env = {s.name: s.value for s in switches if s.kind == "env"}
-    api_switches = [s for s in switches if s.kind == "api"]
     silenced = []
     if on_unsupported == "warn":
         silenced = [s for s in catalogue.switches_for(tf_version, device, roles=(SILENCING_ROLE,)) if s.kind == "env"]
-        env.update((s.name, s.value) for s in silenced)
+    return switches, silenced
+
+
+def _plan(catalogue, tf_version, device, available_patches, seeded, on_unsupported, note):
+    switches, silenced = _switches_set(catalogue, tf_version, device, on_unsupported)
+    env = {s.name: s.value for s in switches if s.kind == "env"}
+    api_switches = [s for s in switches if s.kind == "api"]
+    env.update((s.name, s.value) for s in silenced)
     on = _switches_on(switches)
 
     replacements, covered, remaining, bypassable = {}, [], [], []

@@ -605,6 +605,28 @@ def _dense_bincount(tf, np, rng, size):
         input=v, size=tf.constant(1000), weights=w, binary_output=False))
 
 
+@case("sparse-bincount", passes=("forward",), min_tf=(2, 3))
+def _sparse_bincount(tf, np, rng, size):
+    # A 1-D SparseTensor reaches the same sharded CPU functor as DenseBincount
+    # (bincount_op.cc, SparseBincountOp), so the same size.
+    values, weights = _bincount_inputs(np, rng, size)
+
+    def count(v, w):
+        n = tf.shape(v, out_type=tf.int64)
+        indices = tf.reshape(tf.range(n[0]), [-1, 1])
+        return tf.raw_ops.SparseBincount(indices=indices, values=v, dense_shape=n, size=tf.constant(1000),
+                                         weights=w, binary_output=False)
+    return Built([values, weights], count)
+
+
+@case("count-sparse-output", passes=("forward",), min_tf=(2, 3))
+def _count_sparse_output(tf, np, rng, size):
+    # tf.sparse.bincount on a dense tensor, the op keras.ops.bincount(sparse=True) builds
+    values, weights = _bincount_inputs(np, rng, size)
+    return Built([values, weights], lambda v, w: tf.sparse.to_dense(
+        tf.sparse.bincount(v, weights=w, minlength=1000, axis=0)))
+
+
 # -- debugging, quantisation, linear algebra ---------------------------------------
 
 def _with_specials(np, rng, shape):
