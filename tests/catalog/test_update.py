@@ -9,6 +9,8 @@ the catalogue's own validation.
 import glob
 import json
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -625,3 +627,54 @@ def test_neighbouring_versions_with_one_outcome_say_it_once():
     assert merged.sources == ("measured:a", "measured:b")
     assert merged.note == ("Measured by tfdet probe (TF 2.10.1, cpu; TF 2.11.1, cpu): It raised. Replaces, for "
                            "TF 2.10-2.11, the claim nondeterministic (TF >=2.10,<2.16; tf-release:2.10).")
+
+
+def _copy_of_the_shipped_catalogue(directory):
+    directory.mkdir(parents=True)
+    for name in os.listdir(default_catalogue_dir()):
+        if name.endswith((".yaml", ".json")):
+            shutil.copy(os.path.join(default_catalogue_dir(), name), str(directory / name))
+    return directory
+
+
+def _git_apply_check(repo, patch):
+    return subprocess.run(["git", "apply", "--check", str(patch)], cwd=str(repo), capture_output=True, text=True)
+
+
+def test_patch_of_an_installed_catalogue_names_repository_paths_and_says_it_is_no_checkout(users_gpu_file, tmp_path):
+    # A non-editable install: the catalogue sits in site-packages/tfdet/catalog_data, in no git checkout.
+    installed = _copy_of_the_shipped_catalogue(tmp_path / "site-packages" / "tfdet" / "catalog_data")
+    patch = tmp_path / "gpu.diff"
+    code, text, err = run_cli("catalog", "update", "--from", users_gpu_file, "--catalog", str(installed),
+                              "--patch", str(patch))
+    assert code == FINDING, err
+    diff = patch.read_text()
+    assert "site-packages" not in diff and diff.startswith("--- a/tfdet/catalog_data/")
+    copy = tmp_path / "gpu-catalog"
+    assert "is not a git checkout" in text and "edited catalogue files were written to %s" % copy in text
+    edited = [n for n in os.listdir(str(copy)) if (copy / n).read_text() != (installed / n).read_text()]
+    assert edited  # the edited files are there to use as they are
+    # and the diff applies, as it is, in a checkout of tfdet's repository
+    repo = tmp_path / "checkout"
+    _copy_of_the_shipped_catalogue(repo / "tfdet" / "catalog_data")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = _git_apply_check(repo, patch)
+    assert result.returncode == 0, result.stderr
+
+
+def test_patch_of_a_checkouts_catalogue_names_paths_from_the_checkout_root(users_gpu_file, tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    catalogue = _copy_of_the_shipped_catalogue(repo / "my" / "catalogue")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(str(elsewhere))  # run from outside the checkout
+    patch = tmp_path / "mine.diff"
+    code, text, err = run_cli("catalog", "update", "--from", users_gpu_file, "--catalog", str(catalogue),
+                              "--patch", str(patch), "--json")
+    assert code == FINDING, err
+    written = json.loads(text)["written"]
+    assert written["checkout"] == str(repo) and written["edited_copy"] is None
+    assert patch.read_text().startswith("--- a/my/catalogue/")
+    result = _git_apply_check(repo, patch)
+    assert result.returncode == 0, result.stderr

@@ -1,6 +1,7 @@
 """`tfdet catalog ...`: output and exit codes, through main() and as a real process."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 from cli_runner import run_cli as run
-from tfdet.catalog import default_catalogue
+from tfdet.catalog import default_catalogue, load_user_catalogue, shipped_catalogue_dir
 from tfdet.cli.exitcodes import INVALID_INPUT, OK, USAGE
 
 from catalog_fixtures import GOOD_ENTRY, document
@@ -236,3 +237,20 @@ def test_show_wraps_to_the_terminal_and_loses_nothing(monkeypatch, columns):
         code, out, _ = run("catalog", "show", entry.id)
         assert code == OK and max(map(len, out.splitlines())) <= int(columns), entry.id
         assert _squeeze(out) == _squeeze(whole), entry.id
+
+
+def test_check_counts_each_switch_once_and_only_the_checked_files_own(tmp_path):
+    # A directory holding a copy of the shipped switches.yaml: its switches replace
+    # the shipped ones they redefine instead of being counted beside them.
+    shipped = default_catalogue()
+    for name in ("switches.yaml", "xla.yaml"):
+        (tmp_path / name).write_text(open(os.path.join(shipped_catalogue_dir(), name)).read())
+    code, out, _ = run("catalog", "check", str(tmp_path), "--json")
+    assert code == OK and json.loads(out)["switches"] == len(shipped.switches)
+    user = load_user_catalogue(str(tmp_path))
+    assert len(user.switches) == len({s.id for s in user.switches}) == len(shipped.switches)
+    entries_only = tmp_path / "entries"
+    entries_only.mkdir()
+    (entries_only / "mine.yaml").write_text(document())
+    code, out, _ = run("catalog", "check", str(entries_only))
+    assert code == OK and "(1 entries, 4 version ranges, 0 switches)" in out

@@ -7,7 +7,7 @@ tfdet.patch() loads the catalogue and needs none of them.
 """
 
 from .errors import CatalogError, Problem
-from .load import default_catalogue, load_catalogue, load_user_catalogue
+from .load import catalogue_files, default_catalogue, load_catalogue, load_user_catalogue
 from .model import (
     DEVICES, STATUSES, VARYING_STATUSES, Catalogue, Entry, Evidence, Switch, UnknownName, Verdict, VersionRange,
     entry_to_dict, expected_to_vary, verdict_to_dict,
@@ -34,5 +34,5 @@ __all__ = [
     "Problem", "StaleVersionWarning", "Switch", "UncoveredVersionError", "UnknownName", "Verdict",
     "VersionRange", "answering_version", "default_catalogue", "load_catalogue", "load_user_catalogue",
     "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict", "describe_source",
-    "expected_to_vary",
+    "expected_to_vary", "catalogue_files",
 ]

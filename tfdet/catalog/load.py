@@ -84,8 +84,11 @@ def catalogue_from_texts(texts, known_switches=()):
         raise CatalogError(problems)
     check_catalogue(documents, known_switches)
     entries = [e for _, es, _ in documents for e in es]
-    switches = list(known_switches) + [s for _, _, ss in documents for s in ss]
-    return Catalogue(entries, switches)
+    own = [s for _, _, ss in documents for s in ss]
+    # A file may define a switch the shipped catalogue has (a copy of switches.yaml):
+    # its definition replaces the shipped one instead of standing beside it.
+    redefined = {s.id for s in own}
+    return Catalogue(entries, [s for s in known_switches if s.id not in redefined] + own)
 
 
 @functools.lru_cache(maxsize=1)

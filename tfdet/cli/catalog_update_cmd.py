@@ -6,10 +6,12 @@ and turns what happened into text, JSON and an exit code.
 """
 
 import argparse
+import dataclasses
 import difflib
 import json
 import os
 import textwrap
+from typing import Optional
 
 from .. import catalog
 from ..catalog import evidence as catalog_evidence
@@ -143,6 +145,15 @@ def run_update(args, out):
     return code
 
 
+def _written_json(args, written):
+    if not written:
+        return None
+    if isinstance(written, PatchWritten):
+        return {"out": None, "patch": written.path, "patch_paths_from": written.base, "checkout": written.root,
+                "edited_copy": written.copy}
+    return {"out": written, "patch": None}
+
+
 def _hanging(text, width):
     """Each long line wrapped to width, its continuation indented under its text ('  - ' items). Pure."""
     if width is None:
@@ -175,16 +186,72 @@ def _read_text(path):
         return handle.read()
 
 
+def _checkout_root(path):
+    """The git checkout (a directory holding .git) a file lies in, or None."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _diff_base(path):
+    """(directory a diff names the catalogue's files from, checkout root or None).
+
+    In a git checkout: its root, so `git apply` works there. Otherwise (an
+    installed package, a copy somewhere): the directory above tfdet/ for tfdet's
+    own catalog_data, so the paths are those of tfdet's repository; else the
+    catalogue's own directory."""
+    root = _checkout_root(path)
+    if root is not None:
+        return root, root
+    directory = os.path.dirname(os.path.abspath(path))
+    package = os.path.dirname(directory)
+    if os.path.basename(directory) == "catalog_data" and os.path.basename(package) == "tfdet":
+        return os.path.dirname(package), None
+    return directory, None
+
+
 def _write_patch(target, texts, before, after):
+    """Write the diff; where the catalogue is no checkout, also an edited copy beside it.
+    Returns a PatchWritten saying where and how the diff applies."""
+    changed = [path for path, _ in texts if after[path] != before[path]]
+    base, root = _diff_base(texts[0][0])
     lines = []
-    for path, _ in texts:
-        if after[path] != before[path]:
-            name = _cite(path)  # a/ and b/ as git writes them, for `git apply` or `patch -p1` from here
-            old, new = ("a/" + name, "b/" + name) if not os.path.isabs(name) else (name, name)
-            lines.extend(difflib.unified_diff(before[path].splitlines(True), after[path].splitlines(True), old, new))
+    for path in changed:
+        name = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        lines.extend(difflib.unified_diff(before[path].splitlines(True), after[path].splitlines(True),
+                                          "a/" + name, "b/" + name))
     with open(target, "w", encoding="utf-8") as handle:
         handle.writelines(lines)
-    return target
+    copy = None
+    if root is None and changed:
+        copy = _write_copy(os.path.splitext(target)[0] + "-catalog", texts, after)
+    return PatchWritten(target, base, root, copy)
+
+
+@dataclasses.dataclass(frozen=True)
+class PatchWritten:
+    """Where --patch wrote the diff, the directory its paths start from, the
+    checkout that is (or None), and the edited copy written beside it (or None)."""
+
+    path: str
+    base: str
+    root: Optional[str]
+    copy: Optional[str]
+
+    def describe(self):
+        if self.root is not None:
+            return "written as a diff to %s (paths from the checkout %s: `git apply %s` there)" % (
+                self.path, self.root, os.path.abspath(self.path))
+        text = ("written as a diff to %s; the catalogue at %s is not a git checkout (an installed package?), "
+                "so the diff names its files from %s" % (self.path, self.base, self.base))
+        if self.copy:
+            text += ", and the edited catalogue files were written to %s" % self.copy
+        return text
 
 
 _HEADINGS = (
@@ -252,7 +319,7 @@ def render_update(plan, loaded, source, changed, written, args):
         lines.append("Nothing to change in the catalogue.")
     else:
         names = ", ".join(os.path.basename(p) for p in changed)
-        where = ("written to %s" % written if args.out else "written as a diff to %s" % written) if written else (
+        where = ("written to %s" % written if args.out else written.describe()) if written else (
             "not written: use --out DIR or --patch FILE")
         lines.append("Proposed: %d change%s in %s; %s." % (len(applied), "" if len(applied) == 1 else "s", names, where))
     if plan.open_conflicts:
@@ -306,6 +373,6 @@ def _update_json(plan, loaded, source, changed, written, args, code):
                                                                "not_reproduced", "weak", "inconclusive")},
         "open_conflicts": len(plan.open_conflicts),
         "files_changed": [_cite(p) for p in changed],
-        "written": {"out": args.out, "patch": args.patch} if written else None,
+        "written": _written_json(args, written),
         "exit_code": code,
     }
