@@ -123,3 +123,15 @@ def test_tf_data_debug_mode_date_cites_the_r25_api_page(cat):
     switch = cat.switch("tf_data_debug_mode")
     assert switch.available_in("2.5") and not switch.available_in("2.4")
     assert any("versions/r2.5/api_docs" in s for s in switch.sources)
+
+
+@pytest.mark.parametrize("name, entry_id, status", [
+    ("SparseBincount", "sparse-bincount", "nondeterministic"),  # measured: varies with and without determinism
+    ("tf.raw_ops.SparseBincount", "sparse-bincount", "nondeterministic"),
+    ("DenseCountSparseOutput", "count-sparse-output", "deterministic"),  # keras.ops.bincount(sparse=True)
+    ("tf.sparse.bincount", "count-sparse-output", "deterministic"),
+])
+def test_sparse_bincount_ops_have_measured_entries(cat, name, entry_id, status):
+    (verdict,) = cat.lookup(name, "2.21", "cpu")
+    assert verdict.entry.id == entry_id and verdict.status == status
+    assert any(s.startswith("measured:reports/measured/sparse-bincount-cpu-tf2.21") for s in verdict.range.sources)
