@@ -4,6 +4,8 @@ Each test reads the shipped catalogue and checks one corrected fact; the
 source of each fact is cited in the catalogue entry itself.
 """
 
+import os
+
 import pytest
 
 from tfdet.catalog import default_catalogue
@@ -135,3 +137,67 @@ def test_sparse_bincount_ops_have_measured_entries(cat, name, entry_id, status):
     (verdict,) = cat.lookup(name, "2.21", "cpu")
     assert verdict.entry.id == entry_id and verdict.status == status
     assert any(s.startswith("measured:reports/measured/sparse-bincount-cpu-tf2.21") for s in verdict.range.sources)
+
+
+def test_pr_51392_is_no_longer_cited_for_what_shipped(cat):
+    # PR 51392 was closed unmerged; what shipped in 2.7 is PR 51861 (NVIDIA tensorflow.md lines 676-679)
+    for entry_id in ("segment-sum", "segment-mean"):
+        cites = cat.get(entry_id).range_for("2.7", "gpu").sources
+        assert "tf-pr:51861" in cites and "tf-pr:51392" not in cites, (entry_id, cites)
+
+
+def test_bincount_cpu_1_14_stays_unknown_without_a_later_measurement(cat):
+    row = cat.get("bincount").range_for("1.14", "cpu")
+    assert row.status == "unknown"
+    assert not [s for s in row.sources if s.startswith("measured:")]
+
+
+def test_xla_maxpool_check_names_only_the_2d_gradients_and_starts_in_2_8(cat):
+    entry = cat.get("xla-maxpool-gradient-gpu")
+    assert "MaxPool3DGrad" not in entry.raw_ops and {"MaxPoolGrad", "MaxPoolGradV2"} <= set(entry.raw_ops)
+    assert entry.range_for("2.7", "gpu").status == "unknown"
+    assert entry.range_for("2.8", "gpu").status == "raises_under_determinism"
+    assert "tf-release:2.8" not in entry.range_for("2.8", "gpu").sources  # no release note says so
+
+
+def test_checked_citations_name_files_in_the_repository(cat):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cited = {c.split(":", 1)[1] for e in cat for rs in e.devices.values() for r in rs for c in r.sources
+             if c.startswith("checked:")}
+    cited |= {c.split(":", 1)[1] for s in cat.switches for c in s.sources if c.startswith("checked:")}
+    assert cited
+    for path in cited:
+        assert os.path.isfile(os.path.join(root, path)), path
+
+
+XLA_MAXPOOL = """
+import json, tensorflow as tf
+tf.config.experimental.enable_op_determinism()
+out = {}
+for name, pool, shape in [("2d", tf.nn.max_pool2d, [1, 4, 4, 1]), ("3d", tf.nn.max_pool3d, [1, 4, 4, 4, 1])]:
+    def grad(t, pool=pool):
+        with tf.GradientTape() as tape:
+            tape.watch(t)
+            y = pool(t, 2, 2, "VALID")
+        return tape.gradient(y, t)
+    try:
+        tf.function(grad, jit_compile=True, autograph=False)(tf.ones(shape))
+        out[name] = "ran"
+    except tf.errors.UnimplementedError as exc:
+        out[name] = exc.message.splitlines()[0]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_xla_maxpool_check_is_the_catalogued_one_on_this_tf(cat):
+    """The catalogue's message and op list, against this TF (the check tests no device: it raises on a CPU)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", XLA_MAXPOOL], capture_output=True, text=True, timeout=600)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    row = cat.get("xla-maxpool-gradient-gpu").range_for("2.21", "gpu")
+    assert found["2d"] == row.error.message
+    assert found["3d"] == "ran"

@@ -42,6 +42,7 @@ _LABELS = {
     "paper": "%s",
     "doc": "%s",
     "measured": "measured by tfdet probe: %s",
+    "checked": "checked here (commands and findings): %s",
 }
 
 
