@@ -44,6 +44,14 @@ def test_no_entry_mentions_the_unread_segment_switch_as_a_fix(cat):
                 assert "TF_USE_ATOMIC_SEGMENT_REDUCTIONS" not in tuple(r.switches or ())
 
 
+def test_scatter_opt_out_is_claimed_only_where_a_release_is_known_to_read_it(cat):
+    # in no 2.7.4 or 2.8.4 wheel's library; in the 2.20.0 GPU wheel's (reports/measured/tf-wheel-strings.md)
+    switch = cat.switch("TF_DISABLE_SCATTER_OP_DETERMINISM")
+    assert switch.available_in("2.20") and switch.available_in("2.21")
+    assert not switch.available_in("2.8") and not switch.available_in("2.19")
+    assert "checked:reports/measured/tf-wheel-strings.md" in switch.sources
+
+
 def test_scatter_determinism_opt_out_is_catalogued_and_never_applied(cat):
     switch = cat.switch("TF_DISABLE_SCATTER_OP_DETERMINISM")
     assert switch.role == "restores_nondeterminism"
