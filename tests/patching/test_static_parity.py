@@ -1,0 +1,129 @@
+"""Every replacement in the registry against its stock op under every plan (static_parity.py): the
+static shapes, ranks and dtypes of outputs and gradients as the graph knows them, the errors (stock
+raises <=> patched raises, same class) and the values, in eager, tf.function (known, unknown-dimension
+and unknown-rank input signatures) and v1 graphs (placeholders of known and of unknown rank).
+
+Default run: each replacement's first static and first error case in two modes, and one drawn problem,
+under one plan per replacement (the plans rotate over the registry, so each is run); `--runslow` runs
+every case and many drawn problems under every plan in every mode."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import tensorflow as tf
+
+from tfdet.patching import registry
+
+import static_parity as P
+
+NAMES = sorted(registry.names())
+FAST = settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+                database=None)
+SLOW = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+def plan_of(name):
+    return P.PLANS[NAMES.index(name) % len(P.PLANS)]
+
+
+def assert_as_stock(name, problem, plan, modes):
+    found = {mode: what for mode, what in P.compare(name, problem, plan, modes).items() if what}
+    assert not found, "%s under the %s plan differs from stock:\n%s" % (
+        name, plan, "\n".join("  %s: %s" % (mode, what[:600]) for mode, what in found.items()))
+
+
+def test_every_replacement_has_parity_cases_for_static_shapes_and_errors():
+    """Keyed by the registry: a replacement added without static-shape and error cases fails here."""
+    missing = registry.names() - set(P.CASES)
+    assert not missing, "no parity cases (tests/patching/static_parity.py CASES) for %s" % sorted(missing)
+    assert not set(P.CASES) - registry.names(), "parity cases for names the registry does not have"
+    for name, cases in P.CASES.items():
+        assert cases.statics and cases.errors, "%s needs static-shape and error cases" % name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_static_shapes_and_dtypes_as_stock(name):
+    assert_as_stock(name, P.CASES[name].statics[0], plan_of(name), ("function_unknown_rank", "v1_graph"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_errors_as_stock(name):
+    problem = P.CASES[name].errors[0]
+    found = P.records(name, problem, plan_of(name), ("eager", "function"))
+    for mode, (ours, stock) in found.items():
+        assert stock[0] == "raise", "%s: the error case does not make stock raise in %s mode" % (name, mode)
+        assert P.difference(ours, stock, problem) is None, P.difference(ours, stock, problem)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_drawn_problems_as_stock(name):
+    plan, mode = plan_of(name), P.MODES[NAMES.index(name) % len(P.MODES)]
+    FAST(given(P.CASES[name].problems)(lambda problem: assert_as_stock(name, problem, plan, (mode,))))()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plan", P.PLANS)
+@pytest.mark.parametrize("name", NAMES)
+def test_every_case_as_stock_in_every_mode(name, plan):
+    for problem in P.CASES[name].statics + P.CASES[name].errors:
+        assert_as_stock(name, problem, plan, P.MODES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plan", P.PLANS)
+@pytest.mark.parametrize("name", NAMES)
+def test_drawn_problems_as_stock_in_every_mode(name, plan):
+    SLOW(given(P.CASES[name].problems)(lambda problem: assert_as_stock(name, problem, plan, P.MODES)))()
+
+
+# --------------------------------------------------------------------------- the issue's cases, directly
+
+
+@pytest.mark.parametrize("plan", ["cpu", "order_fixed"])
+def test_bincount_in_a_function_keeps_stock_static_shape_for_assign_sub(plan):
+    """Issue 25: inside a tf.function the patched bincount had an unknown rank, and a Variable update
+    scaled by it failed to build ("Cannot take the length of shape with unknown rank")."""
+    table = tf.Variable(tf.ones([5, 2]))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.float32)])
+    def step(ids, weights):
+        counts = tf.math.bincount(ids, weights=weights, minlength=5, maxlength=5)
+        shapes.append(counts.shape)
+        table.assign_sub(0.1 * counts[:, tf.newaxis] * table)
+        return counts
+
+    with P.plan_scope(plan, "bincount"):
+        shapes = []
+        ours = step(tf.constant([0, 1, 1, 4]), tf.constant([1.0, 2.0, 3.0, 4.0])).numpy()
+        with P.stock_scope("bincount"):
+            step_stock = tf.function(step.python_function, input_signature=step.input_signature)
+            stock = step_stock(tf.constant([0, 1, 1, 4]), tf.constant([1.0, 2.0, 3.0, 4.0])).numpy()
+    assert shapes[0].as_list() == shapes[1].as_list() == [None]
+    np.testing.assert_array_equal(ours, stock)
+
+
+def test_sparse_dense_matmul_float16_meets_tfs_own_tolerance():
+    """sparse_tensor_dense_matmul_op_test.py testBasic (float16): within rtol = atol = 1e-3 of NumPy's
+    product, on the order-fixed path (the GPU plans'); the sums were float16 and missed it."""
+    rng = np.random.RandomState(127)
+    for _ in range(3):
+        x = rng.rand(10, 10).astype(np.float16)
+        x[np.abs(x) < 0.5] = 0
+        y = rng.randn(10, 20).astype(np.float16)
+        indices = np.vstack(np.where(x)).astype(np.int64).T
+        with P.plan_scope("order_fixed", "sparse_dense_matmul"):
+            out = tf.sparse.sparse_dense_matmul(tf.SparseTensor(indices, x[np.where(x)], x.shape), y)
+        np.testing.assert_allclose(out.numpy(), x.dot(y), rtol=1e-3, atol=1e-3)
+
+
+def test_sparse_dense_matmul_static_shapes_as_tfs_shape_inference_test():
+    """sparse_tensor_dense_matmul_op_test.py testShapeInference: a known dense shape gives a known output
+    shape, and inner dimensions known to differ raise ValueError("Dimensions must be equal") when built."""
+    x = np.eye(10)
+    indices = np.vstack(np.where(x)).astype(np.int64).T
+    with P.plan_scope("order_fixed", "sparse_dense_matmul"), tf.Graph().as_default():
+        y = np.ones([10, 20])
+        assert tf.sparse.sparse_dense_matmul(tf.SparseTensor(indices, x[np.where(x)], x.shape), y).shape == (10, 20)
+        with pytest.raises(ValueError, match="Dimensions must be equal"):
+            tf.sparse.sparse_dense_matmul(tf.SparseTensor(indices, x[np.where(x)], [10, 15]), y)
