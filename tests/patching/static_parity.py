@@ -460,6 +460,7 @@ def fuzz(examples, plans=PLANS, modes=MODES, names=None, log=None):
             settings(max_examples=examples, deadline=None, database=None, derandomize=True,
                      suppress_health_check=list(HealthCheck))(given(CASES[name].problems)(keep))()
         fixed = CASES[name].statics + CASES[name].errors
+        before = (count, len(differing))
         for plan in plans:
             for problem in drawn[:examples] + fixed:
                 for mode, what in compare(name, problem, plan, modes).items():
@@ -468,6 +469,8 @@ def fuzz(examples, plans=PLANS, modes=MODES, names=None, log=None):
                         differing.append((name, plan, mode, what))
                         if log:
                             log("%s %s %s: %s" % (name, plan, mode, what[:300]))
+        if log:
+            log("= %s: %d comparisons, %d differ" % (name, count - before[0], len(differing) - before[1]))
     return count, differing
 
 
@@ -479,7 +482,8 @@ def main(argv=None):
     parser.add_argument("--names", nargs="*", help="replacements (default: the whole registry)")
     parser.add_argument("--plans", nargs="*", default=list(PLANS))
     args = parser.parse_args(argv)
-    count, differing = fuzz(args.examples, plans=args.plans, names=args.names, log=print)
+    count, differing = fuzz(args.examples, plans=args.plans, names=args.names,
+                            log=lambda line: print(line, flush=True))
     print("%d comparisons, %d differ" % (count, len(differing)))
     severe = [d for d in differing if d[3].startswith("patched returned") and "stock raised" in d[3]]
     print("%d where patched succeeds and stock raises" % len(severe))

@@ -655,7 +655,7 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
 
         if values.dtype not in _SDM_DTYPES or b.shape.rank not in (None, 2) or values.dtype != b.dtype:
             return _raise_like_stock(stock)
-        static = _sdm_static_shape(shape, b, adjoint_a, adjoint_b)
+        static = _sdm_static_shapes(shape, b, adjoint_a, adjoint_b)
         if static is None:  # shapes the stock shape function rejects: its own error
             return _raise_like_stock(stock)
         if _xla_needs_stock(always=True):  # TF has no XLA kernel for it: stock's own error, as unpatched
@@ -717,7 +717,7 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
             b_grad = product(vals, dy, not adjoint_a, False)
             if adjoint_b:
                 b_grad = tf.math.conj(tf.transpose(b_grad))
-            b_grad.set_shape(dense.shape)
+            b_grad = _with_static_shape(b_grad, static[1])
             rows, cols = indices[:, 0], indices[:, 1]
             parts_a = tf.gather(dy, cols if adjoint_a else rows)
             parts_b = tf.gather(tf.transpose(dense) if adjoint_b else dense, rows if adjoint_a else cols)
@@ -733,7 +733,7 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
             return tf.reshape(a_grad, [-1]), b_grad
 
         out = _with_gradient(lambda v, d: product(v, d, adjoint_a, adjoint_b), backward, values, b)
-        out.set_shape(static)
+        out.set_shape(static[0])
         return out
 
 
@@ -741,9 +741,10 @@ def _widen(t, narrow):
     return tf.cast(t, tf.float32) if narrow else t
 
 
-def _sdm_static_shape(a_shape, b, adjoint_a, adjoint_b):
-    """The static shape the stock SparseTensorDenseMatMul gives its output: [rows of op(A), columns of
-    op(B)] as far as they are known now (A's dense shape where its value is known), or None where its
+def _sdm_static_shapes(a_shape, b, adjoint_a, adjoint_b):
+    """The static shapes the stock op gives its output, [rows of op(A), columns of op(B)], and its
+    gradient to b (TF's gradient: op(A)^T times the output's gradient, transposed back for adjoint_b),
+    as far as they are known now (A's dense shape where its value is known); None where the stock
     shape function raises (A's dense shape not of 2 dimensions, inner dimensions known to differ)."""
     a = _partial_shape(a_shape)
     if a.rank is None:
@@ -755,7 +756,8 @@ def _sdm_static_shape(a_shape, b, adjoint_a, adjoint_b):
     b_inner, b_outer = (bs[1], bs[0]) if adjoint_b else (bs[0], bs[1])
     if not tf.TensorShape([a_inner]).is_compatible_with(tf.TensorShape([b_inner])):
         return None
-    return tf.TensorShape([a_outer, b_outer])
+    b_grad = [b_outer, a_inner] if adjoint_b else [a_inner, b_outer]
+    return tf.TensorShape([a_outer, b_outer]), tf.TensorShape(b_grad)
 
 
 # The dtypes the stock SparseTensorDenseMatMul has kernels for (CPU and GPU alike here).
