@@ -59,24 +59,29 @@ whose static shapes are compared; errors: fixed Problems the stock op rejects.""
 # --------------------------------------------------------------------------- plans and the stock side
 
 
+_HOLDERS = {}  # inside a plan_scope: implementation -> the modules holding it (a scan of every module is slow)
+
+
 @contextlib.contextmanager
-def plan_scope(plan, name):
-    """tfdet's patch for `plan`, with the replacement `name` installed (every one for "forced")."""
+def plan_scope(plan, *names):
+    """tfdet's patch for `plan`, with the replacements `names` installed (every one for "forced")."""
     device = "gpu" if plan in ("gpu", "order_fixed") else "cpu"
     method = "order_fixed" if plan == "order_fixed" else "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with tfdet.deterministic(device=device, quiet=True) as status:
-            wanted = sorted(registry.names()) if plan == "forced" else [name]
+            wanted = sorted(registry.names()) if plan == "forced" else names
             extra = []
             try:
                 for each in wanted:
                     if each not in status.replacements:
                         extra.extend(bindings.INSTALLERS[each](tf))
                 with primitive.method_scope(method):
-                    H.assert_installed(registry.by_name(name))
+                    for name in names:
+                        H.assert_installed(registry.by_name(name))
                     yield
             finally:
+                _HOLDERS.clear()
                 bindings.undo(extra)
 
 
@@ -91,7 +96,10 @@ def stock_scope(name):
         return
     changes = []
     for api, implementation in ((replacement.stock, replacement.implementation),) + replacement.also:
-        changes.extend(bindings.rebind(getattr(R, implementation), R._stock(api)))
+        function = getattr(R, implementation)
+        if function not in _HOLDERS:
+            _HOLDERS[function] = [module for module, _ in bindings.find_aliases(function)]
+        changes.extend(bindings.rebind(function, R._stock(api), _HOLDERS[function]))
     try:
         yield
     finally:
@@ -187,20 +195,24 @@ def _describe(rec):
     return "returned %s" % (rec[1],)
 
 
-def records(name, problem, plan, modes=MODES):
-    """{mode: (patched record, stock record)} for one Problem of the replacement `name` under `plan`."""
+def records(name, problem, plan=None, modes=MODES):
+    """{mode: (patched record, stock record)} for one Problem of the replacement `name` under `plan`
+    (None: inside a plan_scope already)."""
+    if plan is not None:
+        with plan_scope(plan, name):
+            return records(name, problem, None, modes)
     found = {}
-    with plan_scope(plan, name):
-        for mode in modes:
-            ours = record(problem, mode)
-            with stock_scope(name):
-                stock = record(problem, mode)
-            found[mode] = (ours, stock)
+    for mode in modes:
+        ours = record(problem, mode)
+        with stock_scope(name):
+            stock = record(problem, mode)
+        found[mode] = (ours, stock)
     return found
 
 
-def compare(name, problem, plan, modes=MODES):
-    """{mode: what differs or None} for one Problem of the replacement `name` under `plan`."""
+def compare(name, problem, plan=None, modes=MODES):
+    """{mode: what differs or None} for one Problem of the replacement `name` under `plan` (None: inside
+    a plan_scope already)."""
     return {mode: difference(ours, stock, problem)
             for mode, (ours, stock) in records(name, problem, plan, modes).items()}
 
@@ -444,6 +456,13 @@ CASES = {
 # --------------------------------------------------------------------------- the fuzz, as a script
 
 
+def _keeper(drawn):
+    def keep(problem):
+        drawn.append(problem)
+
+    return keep
+
+
 def fuzz(examples, plans=PLANS, modes=MODES, names=None, log=None):
     """Draw `examples` Problems per replacement (derandomized), compare each under every plan in every mode.
     Returns (comparisons, [(name, plan, mode, what differs)])."""
@@ -452,18 +471,16 @@ def fuzz(examples, plans=PLANS, modes=MODES, names=None, log=None):
     count, differing = 0, []
     for name in sorted(names or CASES):
         drawn = []
-
-        def keep(problem, drawn=drawn):
-            drawn.append(problem)
-
         if examples:
             settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-                     suppress_health_check=list(HealthCheck))(given(CASES[name].problems)(keep))()
+                     suppress_health_check=list(HealthCheck))(given(CASES[name].problems)(_keeper(drawn)))()
         fixed = CASES[name].statics + CASES[name].errors
         before = (count, len(differing))
         for plan in plans:
-            for problem in drawn[:examples] + fixed:
-                for mode, what in compare(name, problem, plan, modes).items():
+            with plan_scope(plan, name):
+                found = [compare(name, problem, None, modes) for problem in drawn[:examples] + fixed]
+            for by_mode in found:
+                for mode, what in by_mode.items():
                     count += 1
                     if what:
                         differing.append((name, plan, mode, what))

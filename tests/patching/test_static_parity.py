@@ -36,10 +36,26 @@ def mode_of(name, modes):
     return modes[NAMES.index(name) % len(modes)]
 
 
+def draw_one(strategy):
+    """One example of the strategy, the same in every run (derandomized)."""
+    drawn = []
+
+    def keep(problem):
+        drawn.append(problem)
+
+    FAST(given(strategy)(keep))()
+    return drawn[0]
+
+
+def differences(name, problem, plan, modes):
+    """["name mode: what differs"] (plan None: inside a plan_scope already)."""
+    return ["%s %s: %s" % (name, mode, what[:600]) for mode, what in P.compare(name, problem, plan, modes).items()
+            if what]
+
+
 def assert_as_stock(name, problem, plan, modes):
-    found = {mode: what for mode, what in P.compare(name, problem, plan, modes).items() if what}
-    assert not found, "%s under the %s plan differs from stock:\n%s" % (
-        name, plan, "\n".join("  %s: %s" % (mode, what[:600]) for mode, what in found.items()))
+    found = differences(name, problem, plan, modes)
+    assert not found, "under the %s plan, patched differs from stock:\n%s" % (plan, "\n".join(found))
 
 
 def test_every_replacement_has_parity_cases_for_static_shapes_and_errors():
@@ -51,39 +67,40 @@ def test_every_replacement_has_parity_cases_for_static_shapes_and_errors():
         assert cases.statics and cases.errors, "%s needs static-shape and error cases" % name
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_static_shapes_and_dtypes_as_stock(name):
-    assert_as_stock(name, P.CASES[name].statics[0], plan_of(name), (mode_of(name, GRAPH_MODES),))
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_errors_as_stock(name):
-    problem = P.CASES[name].errors[0]
-    found = P.records(name, problem, plan_of(name), (mode_of(name, ERROR_MODES),))
-    for mode, (ours, stock) in found.items():
-        assert stock[0] == "raise", "%s: the error case does not make stock raise in %s mode" % (name, mode)
-        assert P.difference(ours, stock, problem) is None, P.difference(ours, stock, problem)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_drawn_problems_as_stock(name):
-    plan, mode = plan_of(name), mode_of(name, P.MODES[::-1])
-    FAST(given(P.CASES[name].problems)(lambda problem: assert_as_stock(name, problem, plan, (mode,))))()
+@pytest.mark.parametrize("plan", P.PLANS)
+def test_replacements_as_stock(plan):
+    """The replacements this plan is rotated onto: the first static case (one graph mode), the first error
+    case (one mode; stock must raise there) and one drawn problem (one mode), under one patch."""
+    names = [name for name in NAMES if plan_of(name) == plan]
+    found = []
+    with P.plan_scope(plan, *names):
+        for name in names:
+            found += differences(name, P.CASES[name].statics[0], None, (mode_of(name, GRAPH_MODES),))
+            problem = P.CASES[name].errors[0]
+            for mode, (ours, stock) in P.records(name, problem, None, (mode_of(name, ERROR_MODES),)).items():
+                assert stock[0] == "raise", "%s: the error case does not make stock raise in %s mode" % (name, mode)
+                what = P.difference(ours, stock, problem)
+                found += ["%s %s: %s" % (name, mode, what[:600])] if what else []
+            found += differences(name, draw_one(P.CASES[name].problems), None, (mode_of(name, P.MODES[::-1]),))
+    assert not found, "under the %s plan, patched differs from stock:\n%s" % (plan, "\n".join(found))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("plan", P.PLANS)
 @pytest.mark.parametrize("name", NAMES)
 def test_every_case_as_stock_in_every_mode(name, plan):
-    for problem in P.CASES[name].statics + P.CASES[name].errors:
-        assert_as_stock(name, problem, plan, P.MODES)
+    with P.plan_scope(plan, name):
+        found = [line for problem in P.CASES[name].statics + P.CASES[name].errors
+                 for line in differences(name, problem, None, P.MODES)]
+    assert not found, "under the %s plan, patched differs from stock:\n%s" % (plan, "\n".join(found))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("plan", P.PLANS)
 @pytest.mark.parametrize("name", NAMES)
 def test_drawn_problems_as_stock_in_every_mode(name, plan):
-    SLOW(given(P.CASES[name].problems)(lambda problem: assert_as_stock(name, problem, plan, P.MODES)))()
+    with P.plan_scope(plan, name):
+        SLOW(given(P.CASES[name].problems)(lambda problem: assert_as_stock(name, problem, None, P.MODES)))()
 
 
 # --------------------------------------------------------------------------- the issue's cases, directly

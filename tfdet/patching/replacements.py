@@ -565,11 +565,13 @@ def _bincount_weights(arr, weights, by_shape):
     check = tf.debugging.Assert(tf.logical_or(same, empty), [
         "`weights` must be the same shape as `arr` or a length-0 `Tensor`, but got shapes", wshape, "and", ashape])
     with tf.control_dependencies([check]):
-        counts = tf.ones(ashape, weights.dtype)
+        def counts():
+            return tf.ones(ashape, weights.dtype)
+
         if not (weights.shape.is_fully_defined() and arr.shape.is_fully_defined()):
-            return tf.cond(empty, lambda: counts, lambda: tf.reshape(weights, ashape))
+            return tf.cond(empty, counts, lambda: tf.reshape(weights, ashape))
         if weights.shape.num_elements() == 0:
-            return counts
+            return counts()
         if weights.shape.num_elements() == arr.shape.num_elements() and (
                 by_shape is False or weights.shape == arr.shape):
             return tf.reshape(weights, ashape)
