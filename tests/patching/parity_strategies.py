@@ -52,9 +52,9 @@ def segment_ids(draw, n, num_segments, layout):
 
 
 @st.composite
-def unsorted_segment_problems(draw):
+def unsorted_segment_problems(draw, reductions=SEGMENT_REDUCTIONS):
     """(reduction, data, ids, num_segments, ids dtype, data dtype, mode)."""
-    reduction = draw(st.sampled_from(SEGMENT_REDUCTIONS))
+    reduction = draw(st.sampled_from(reductions))
     dtype = draw(st.sampled_from(SEGMENT_DTYPES[reduction]))
     ids_rank = draw(st.integers(1, 2))
     ids_shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ids_rank, max_size=ids_rank)))
@@ -103,6 +103,8 @@ def bincount_problems(draw):
     if weighted:
         kwargs["weights"] = values(draw, shape, draw(st.sampled_from(["float32", "float64", "int32", "int64",
                                                                       "float16"])))  # float16: stock rejects
+        if draw(st.integers(0, 7)) == 0:  # weights of another shape than arr: stock raises
+            kwargs["weights"] = np.concatenate([kwargs["weights"].reshape(-1), kwargs["weights"].reshape(-1)[:1]])
     elif draw(st.booleans()):
         kwargs["binary_output"] = True
     if not weighted:
@@ -254,7 +256,79 @@ def adjust_contrast_problems(draw):
         images = rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, endpoint=True).astype(dtype)
     factor = np.float32(draw(st.sampled_from([0.5, 2.0, 1.0, 0.0])) if draw(st.booleans())
                         else rng.uniform(0.1, 2.1))
+    if draw(st.integers(0, 7)) == 0:  # a float64 factor of a float16/float32 image: stock raises
+        factor = np.float64(factor)
     if draw(st.integers(0, 7)) == 0:
         factor = np.array([factor], np.float32)  # upstream testContrastFactorShape
     mode = draw(st.sampled_from(MODES))
     return images, factor, dtype, mode
+
+
+# --------------------------------------------------------------------------- bias_add and the cross-entropies
+# For the registry-wide parity (static_parity.py): bias_add_op_test.py and xent_op_test_base.py's shapes.
+
+
+@st.composite
+def bias_add_problems(draw):
+    """(value, bias, data_format, dtype): rank 2-4 values; sometimes a bias of the wrong length or rank
+    (stock raises)."""
+    rank = draw(st.integers(2, 4))
+    shape = [draw(st.integers(0, 3)) for _ in range(rank)]
+    data_format = draw(st.sampled_from([None, "NHWC", "NCHW"]))
+    channels = shape[1] if data_format == "NCHW" else shape[-1]
+    dtype = draw(st.sampled_from(["float16", "float32", "float64", "int32"]))
+    bias_shape = [channels]
+    bad = draw(st.integers(0, 7))
+    if bad == 0:
+        bias_shape = [channels + 1]
+    elif bad == 1:
+        bias_shape = [1, channels]
+    return values(draw, tuple(shape), dtype), values(draw, tuple(bias_shape), dtype), data_format, dtype
+
+
+@st.composite
+def softmax_xent_problems(draw):
+    """(labels, logits, axis, dtype): rank 1-3 logits, the class axis last or first; labels sometimes of
+    another shape (stock raises)."""
+    rank = draw(st.integers(1, 3))
+    shape = [draw(st.integers(1, 4)) for _ in range(rank)]
+    axis = draw(st.sampled_from([-1, 0]))
+    dtype = draw(st.sampled_from(["float16", "float32", "float64"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    logits = rng.normal(size=shape).astype(dtype)
+    probs = rng.uniform(0.1, 1.0, size=shape)
+    labels = (probs / probs.sum(axis=axis, keepdims=True)).astype(dtype)
+    if draw(st.integers(0, 7)) == 0:
+        labels = labels[..., :0] if labels.shape[-1] > 1 else np.concatenate([labels, labels], -1)
+    return labels, logits, axis, dtype
+
+
+@st.composite
+def sparse_softmax_xent_problems(draw):
+    """(labels, logits, dtype): rank 1-3 logits; labels sometimes out of [0, classes) or of the wrong
+    shape (stock raises on a CPU)."""
+    rank = draw(st.integers(1, 3))
+    shape = [draw(st.integers(1, 4)) for _ in range(rank)]
+    dtype = draw(st.sampled_from(["float16", "float32", "float64"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    logits = rng.normal(size=shape).astype(dtype)
+    labels = rng.integers(0, shape[-1], size=shape[:-1]).astype(draw(st.sampled_from(["int32", "int64"])))
+    bad = draw(st.integers(0, 9))
+    if bad == 0 and labels.size:
+        labels.flat[0] = shape[-1]
+    elif bad == 1:
+        labels = np.zeros(shape[:-1] + [2], labels.dtype)
+    return labels, logits, dtype
+
+
+@st.composite
+def gather_problems(draw):
+    """(params, ids, dtype) for the densified gradient of tf.gather: repeated ids, ids sometimes out of
+    range (stock raises)."""
+    rows, width = draw(st.integers(1, 5)), draw(st.integers(0, 3))
+    dtype = draw(st.sampled_from(["float16", "float32", "float64"]))
+    params = values(draw, (rows, width), dtype)
+    ids = np.array(draw(st.lists(st.integers(0, rows - 1), min_size=0, max_size=6)), np.int64)
+    if ids.size and draw(st.integers(0, 7)) == 0:
+        ids[0] = rows
+    return params, ids.astype(draw(st.sampled_from(["int32", "int64"]))), dtype

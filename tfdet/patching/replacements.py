@@ -440,7 +440,10 @@ def bias_add(value, bias, data_format=None, name=None):
                 grad = tf.reduce_sum(tf.reshape(dy, tf.stack([batch, channels, inner])), axis=[0, 2])
             else:
                 grad = tf.reduce_sum(tf.reshape(dy, tf.stack([size // tf.maximum(channels, 1), channels])), axis=0)
-            return dy, tf.reshape(grad, tf.shape(b))
+            grad = tf.reshape(grad, tf.shape(b))
+            channel = None if dy.shape.rank is None else dy.shape[1 if channels_first and dy.shape.rank > 1 else -1]
+            grad.set_shape([channel])  # as TF's BiasAddGrad: a vector of the channels
+            return dy, grad
 
         return _with_gradient(forward, backward, value, bias)
 
@@ -489,6 +492,11 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
             return _stock("tf.math.bincount")(*stock_args)  # raises as unpatched (at most rank 2)
         idt = arr.dtype if arr.dtype in (tf.int32, tf.int64) else tf.int64
         arr = tf.cast(arr, idt)
+        static = _stock_bincount_shape(arr, axis, minlength, maxlength)
+        given_weights = weights
+        if weights is not None:  # the stock kernel's weights check: a matrix by shape, else by number of elements
+            by_shape = axis == -1 and (True if arr.shape.rank is not None else tf.rank(arr) >= 2)
+            weights = _bincount_weights(arr, weights, by_shape)
         vector = None  # axis=-1 on input of unknown rank: whether it turns out to be a vector (or scalar)
         if axis == -1 and arr.shape.rank is None:
             rank = tf.rank(arr)
@@ -535,10 +543,80 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
             if vector is not None:  # a vector's counts are one row, returned as a vector, as stock
                 leading = leading[:tf.cast(tf.logical_not(vector), tf.int32)]
             out = tf.reshape(out, tf.concat([leading, tf.reshape(output_size, [1])], 0))
-        out = tf.stop_gradient(out)
+        out = _with_static_shape(tf.stop_gradient(out), static)
         if weights is not None and weights.dtype.is_floating:
-            out = _with_gradient(lambda w: tf.identity(out), _no_gradient("DenseBincount"), weights)
+            out = _with_gradient(lambda w: tf.identity(out), _no_gradient("DenseBincount"), given_weights)
+            out = _with_static_shape(out, static)
         return out
+
+
+def _bincount_weights(arr, weights, by_shape):
+    """weights in arr's shape, checked when run as the stock kernel checks them: the same shape as arr
+    (by_shape: a bool or a boolean tensor) or else the same number of elements, or no elements at all
+    (then every value counts 1, in weights' dtype, as stock). Where the shapes are known now to break
+    the rule, no reshape is built (it would raise while building, where stock raises when run)."""
+    ashape = tf.shape(arr, out_type=tf.int64)
+    wshape = tf.shape(weights, out_type=tf.int64)
+    same_size = tf.equal(tf.reduce_prod(wshape), tf.reduce_prod(ashape))
+    same = same_size if by_shape is False else tf.logical_and(same_size, _same_vector(wshape, ashape))
+    if not isinstance(by_shape, bool):
+        same = tf.where(by_shape, same, same_size)
+    empty = tf.equal(tf.size(weights), 0)
+    check = tf.debugging.Assert(tf.logical_or(same, empty), [
+        "`weights` must be the same shape as `arr` or a length-0 `Tensor`, but got shapes", wshape, "and", ashape])
+    with tf.control_dependencies([check]):
+        def counts():
+            return tf.ones(ashape, weights.dtype)
+
+        if not (weights.shape.is_fully_defined() and arr.shape.is_fully_defined()):
+            return tf.cond(empty, counts, lambda: tf.reshape(weights, ashape))
+        if weights.shape.num_elements() == 0:
+            return counts()
+        if weights.shape.num_elements() == arr.shape.num_elements() and (
+                by_shape is False or weights.shape == arr.shape):
+            return tf.reshape(weights, ashape)
+        return tf.zeros(ashape, weights.dtype)  # never used: the check fails when run
+
+
+def _stock_bincount_shape(arr, axis, minlength, maxlength):
+    """The static shape of stock tf.math.bincount's result (TF 2.21), or None for an unknown rank: its
+    DenseBincount gets a vector (axis=0, or a vector with axis=-1) or arr's matrix (axis=-1), and its
+    `size` input is known while building only where TF can evaluate it then (arr and the lengths
+    constants): [size] or [rows, size], else [None] or [None, None]."""
+    rank = arr.shape.rank
+    if axis == -1 and rank is None:
+        return None
+    matrix = axis == -1 and rank == 2
+    size = None
+    value = tf.get_static_value(arr)
+    lengths = [None if v is None else tf.get_static_value(tf.convert_to_tensor(v)) for v in (minlength, maxlength)]
+    if value is not None and all(v is not None or given is None for v, given in zip(lengths, (minlength, maxlength))):
+        size = int(value.max()) + 1 if value.size else 0
+        if minlength is not None:
+            size = max(int(lengths[0]), size)
+        if maxlength is not None:
+            size = min(int(lengths[1]), size)
+        size = size if size >= 0 else None
+    if matrix:
+        return tf.TensorShape([arr.shape[0] if size is not None else None, size])
+    return tf.TensorShape([size])
+
+
+def _with_static_shape(tensor, shape):
+    """tensor with the static shape `shape` (None: unknown rank) in graph mode, also where tfdet's
+    computation knows more than the stock op does: then through an identity whose shape function gives
+    exactly `shape` (PlaceholderWithDefault), so code written against stock sees what it sees unpatched."""
+    if tf.executing_eagerly():
+        return tensor
+    shape = tf.TensorShape(shape)
+    if not shape.is_compatible_with(tensor.shape):  # pragma: no cover - a bug in the caller's shape
+        raise AssertionError("tfdet: static shape %s does not hold %s" % (shape, tensor.shape))
+    known_more = tensor.shape.rank is not None and (shape.rank is None or any(
+        mine is not None and theirs is None for mine, theirs in zip(tensor.shape.as_list(), shape.as_list())))
+    if known_more:
+        tensor = tf.compat.v1.placeholder_with_default(tensor, shape)
+    tensor.set_shape(shape)
+    return tensor
 
 
 def _no_gradient(op_type):
@@ -578,6 +656,9 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
                                                       adjoint_a=adjoint_a, adjoint_b=adjoint_b)
 
         if values.dtype not in _SDM_DTYPES or b.shape.rank not in (None, 2) or values.dtype != b.dtype:
+            return _raise_like_stock(stock)
+        static = _sdm_static_shapes(shape, b, adjoint_a, adjoint_b)
+        if static is None:  # shapes the stock shape function rejects: its own error
             return _raise_like_stock(stock)
         if _xla_needs_stock(always=True):  # TF has no XLA kernel for it: stock's own error, as unpatched
             return _fallback("tf.sparse.sparse_dense_matmul", "XLA (jit_compile=True)", sp_a, b, adjoint_a,
@@ -627,15 +708,18 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
                 tf.cast(tf.shape(dense)[0], tf.int64), inner,
                 message="Cannot multiply A and B because inner dimension does not match",
             )
+            narrow = vals.dtype in (tf.float16, tf.bfloat16)  # products and sums in float32, rounded once
             with tf.control_dependencies([check]):
-                terms = vals[:, tf.newaxis] * tf.gather(dense, cols)
-            return _p.segment_reduce(terms, rows, out_rows, "sum")
+                terms = _widen(vals, narrow)[:, tf.newaxis] * tf.gather(_widen(dense, narrow), cols)
+            out = _p.segment_reduce(terms, rows, out_rows, "sum")
+            return tf.cast(out, vals.dtype) if narrow else out
 
         def backward(dy, y, vals, dense):
             # d/dB: A^T dy (or its adjoint form), itself order-fixed.
             b_grad = product(vals, dy, not adjoint_a, False)
             if adjoint_b:
                 b_grad = tf.math.conj(tf.transpose(b_grad))
+            b_grad = _with_static_shape(b_grad, static[1])
             rows, cols = indices[:, 0], indices[:, 1]
             parts_a = tf.gather(dy, cols if adjoint_a else rows)
             parts_b = tf.gather(tf.transpose(dense) if adjoint_b else dense, rows if adjoint_a else cols)
@@ -651,8 +735,31 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
             return tf.reshape(a_grad, [-1]), b_grad
 
         out = _with_gradient(lambda v, d: product(v, d, adjoint_a, adjoint_b), backward, values, b)
-        out.set_shape([None, b.shape[0] if adjoint_b else b.shape[1]])
+        out.set_shape(static[0])
         return out
+
+
+def _widen(t, narrow):
+    return tf.cast(t, tf.float32) if narrow else t
+
+
+def _sdm_static_shapes(a_shape, b, adjoint_a, adjoint_b):
+    """The static shapes the stock op gives its output, [rows of op(A), columns of op(B)], and its
+    gradient to b (TF's gradient: op(A)^T times the output's gradient, transposed back for adjoint_b),
+    as far as they are known now (A's dense shape where its value is known); None where the stock
+    shape function raises (A's dense shape not of 2 dimensions, inner dimensions known to differ)."""
+    a = _partial_shape(a_shape)
+    if a.rank is None:
+        a = tf.TensorShape([None, None])
+    if a.rank != 2:
+        return None
+    bs = b.shape if b.shape.rank is not None else tf.TensorShape([None, None])
+    a_outer, a_inner = (a[1], a[0]) if adjoint_a else (a[0], a[1])
+    b_inner, b_outer = (bs[1], bs[0]) if adjoint_b else (bs[0], bs[1])
+    if not tf.TensorShape([a_inner]).is_compatible_with(tf.TensorShape([b_inner])):
+        return None
+    b_grad = [b_outer, a_inner] if adjoint_b else [a_inner, b_outer]
+    return tf.TensorShape([a_outer, b_outer]), tf.TensorShape(b_grad)
 
 
 # The dtypes the stock SparseTensorDenseMatMul has kernels for (CPU and GPU alike here).
@@ -992,7 +1099,8 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     run). Here: indices are linearised over shape[:K] and the update slices
     are summed by the primitive. Out-of-range indices raise
     InvalidArgumentError, as on CPU, unless bad_indices_policy="IGNORE"
-    (then they are skipped). Gradient: gather_nd of the output gradient, as TF's.
+    (then they are skipped). Gradient: gather_nd of the output gradient, as TF's
+    (TF 2.21's _ScatterNdGrad ignores the policy: a bad index raises there on a CPU).
     """
     with tf.name_scope(name or "ScatterNd"):
         if tf.is_tensor(shape) and not tf.is_tensor(indices):  # the stock op takes the index type from the tensor
@@ -1029,10 +1137,8 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
             out = _p.segment_reduce(rows, lin, num, "sum")
             return tf.reshape(out, tf.cast(shape, tf.int32))
 
-        def backward(dy, y, u):
-            if bad_indices_policy == "IGNORE":
-                return (_gather_nd_drop_bad(dy, indices, shape),)
-            return (tf.gather_nd(dy, indices),)
+        def backward(dy, y, u):  # TF's own gradient, whatever the policy: a gather_nd with the default
+            return (tf.gather_nd(dy, indices),)  # policy (raises for a bad index on CPU, zeros on GPU)
 
         return _with_gradient(forward, backward, updates)
 
@@ -1107,18 +1213,6 @@ def _scatter_nd_runtime_checks(indices, updates, shape):
             "Dimensions [", ishape[-1], ",", tf.size(target), ") of input[shape=", target,
             "] must match dimensions [", outer, ",", tf.size(ushape), ") of updates[shape=", ushape, "]"])
     return [slice_check]
-
-
-def _gather_nd_drop_bad(params, indices, shape):
-    """gather_nd with zeros for out-of-range index tuples."""
-    indices64 = tf.cast(indices, tf.int64)
-    outer = tf.cast(shape, tf.int64)[:tf.shape(indices)[-1]]
-    ok = tf.reduce_all(tf.logical_and(indices64 >= 0, indices64 < outer), axis=-1)
-    safe = tf.where(ok[..., tf.newaxis], indices64, tf.zeros_like(indices64))
-    gathered = tf.gather_nd(params, safe)
-    mask = tf.reshape(ok, tf.concat([tf.shape(ok), tf.ones(tf.reshape(tf.rank(gathered) - tf.rank(ok), [1]),
-                                                             tf.int32)], 0))
-    return tf.where(mask, gathered, tf.zeros_like(gathered))
 
 
 def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=None):
@@ -1261,40 +1355,53 @@ def adjust_contrast(images, contrast_factor):
     under op determinism). Here: tf.reduce_mean over height and width (a dense
     reduction, fixed order) and x * factor + mean * (1 - factor), in float32
     for non-float inputs as the stock op, converted back with saturation.
-    Differentiable (the stock op has no gradient).
+    As stock: the factor is a float32 scalar (a tensor of another dtype raises
+    as the stock op does), and there is no gradient (LookupError).
     """
     with tf.name_scope("adjust_contrast"):
         images = tf.convert_to_tensor(images, name="images")
         orig_dtype = images.dtype
+
+        def stock():  # on input the stock op rejects: its own error, in every mode
+            return _raise_like_stock(lambda: _stock("tf.image.adjust_contrast")(images, contrast_factor))
+
         if orig_dtype == tf.float16 and not _in_xla() and not _on_gpu(images):  # no float16 CPU kernel: stock raises
-            return _raise_like_stock(lambda: _stock("tf.image.adjust_contrast")(images, contrast_factor))
-        if orig_dtype in (tf.float16, tf.float32):
-            flt = images
-        else:
-            flt = tf.image.convert_image_dtype(images, tf.float32)
-        work = tf.cast(flt, tf.float32)
-        factor = tf.convert_to_tensor(contrast_factor, name="contrast_factor")
+            return stock()
+        if tf.is_tensor(contrast_factor) and contrast_factor.dtype != tf.float32:  # the op's input is float32
+            return stock()
+        factor = tf.convert_to_tensor(contrast_factor, dtype=tf.float32, name="contrast_factor")
         if factor.shape.rank is not None and factor.shape.rank != 0:  # the stock op raises its own error
-            return _raise_like_stock(lambda: _stock("tf.image.adjust_contrast")(images, contrast_factor))
+            return stock()
         if factor.shape.rank is None:
             with tf.control_dependencies([tf.debugging.Assert(tf.equal(tf.rank(factor), 0), [
                     "contrast_factor must be scalar:", tf.shape(factor)])]):
                 factor = tf.identity(factor)
-        factor = tf.cast(factor, tf.float32)
-        # x * f + mean * (1 - f): the same value as (x - mean) * f + mean up to a few
-        # ulps (within the stated tolerance), one pass over the image fewer. On [B, H, W*C]
-        # views: the mean as two dense reductions with long inner rows, and the offset
-        # tiled to one [W*C] row per image (a [B, 1, 1, C] broadcast is 3x slower on CPUs).
-        shape = tf.shape(work)
-        h, w, c = shape[-3], shape[-2], shape[-1]
-        b = tf.reduce_prod(shape[:-3])
-        rows = tf.reduce_sum(tf.reshape(work, tf.stack([b, h, w * c])), axis=1)  # [B, W*C]
-        mean = tf.reduce_sum(tf.reshape(rows, tf.stack([b, w, c])), axis=1) / tf.cast(h * w, tf.float32)
-        offset = tf.reshape(tf.tile((mean * (1.0 - factor))[:, tf.newaxis, :], tf.stack([1, w, 1])),
-                            tf.stack([b, 1, w * c]))
-        adjusted = tf.reshape(tf.reshape(work * factor, tf.stack([b, h, w * c])) + offset, shape)
-        adjusted = tf.cast(tf.ensure_shape(adjusted, work.shape), flt.dtype)
-        return tf.image.convert_image_dtype(adjusted, orig_dtype, saturate=True)
+        if not orig_dtype.is_floating:
+            return _adjust_contrast(images, factor)
+        return _with_gradient(lambda x: _adjust_contrast(x, factor), _no_gradient("AdjustContrastv2"), images)
+
+
+def _adjust_contrast(images, factor):
+    orig_dtype = images.dtype
+    if orig_dtype in (tf.float16, tf.float32):
+        flt = images
+    else:
+        flt = tf.image.convert_image_dtype(images, tf.float32)
+    work = tf.cast(flt, tf.float32)
+    # x * f + mean * (1 - f): the same value as (x - mean) * f + mean up to a few
+    # ulps (within the stated tolerance), one pass over the image fewer. On [B, H, W*C]
+    # views: the mean as two dense reductions with long inner rows, and the offset
+    # tiled to one [W*C] row per image (a [B, 1, 1, C] broadcast is 3x slower on CPUs).
+    shape = tf.shape(work)
+    h, w, c = shape[-3], shape[-2], shape[-1]
+    b = tf.reduce_prod(shape[:-3])
+    rows = tf.reduce_sum(tf.reshape(work, tf.stack([b, h, w * c])), axis=1)  # [B, W*C]
+    mean = tf.reduce_sum(tf.reshape(rows, tf.stack([b, w, c])), axis=1) / tf.cast(h * w, tf.float32)
+    offset = tf.reshape(tf.tile((mean * (1.0 - factor))[:, tf.newaxis, :], tf.stack([1, w, 1])),
+                        tf.stack([b, 1, w * c]))
+    adjusted = tf.reshape(tf.reshape(work * factor, tf.stack([b, h, w * c])) + offset, shape)
+    adjusted = tf.cast(tf.ensure_shape(adjusted, work.shape), flt.dtype)
+    return tf.image.convert_image_dtype(adjusted, orig_dtype, saturate=True)
 
 
 # --------------------------------------------------------------------------- gradient swaps
@@ -1340,8 +1447,10 @@ def crop_and_resize_gradient(op, grad):
     grad_image = None
     if image.dtype in (tf.float16, tf.float32, tf.float64):
         grad_image = crop_and_resize_grad_image(grad, boxes, box_ind, image_shape, T=image.dtype, method=method)
+        # as TF's CropAndResizeGradImage: a 4-D image, known where the image's static shape is
+        grad_image = _with_static_shape(grad_image, image.shape if image.shape.rank is not None else [None] * 4)
     grad_boxes = crop_and_resize_grad_boxes(grad, image, boxes, box_ind)  # bilinear for either method, as TF's
-    return [grad_image, grad_boxes, None, None]
+    return [grad_image, _with_static_shape(grad_boxes, boxes.shape), None, None]
 
 
 # --------------------------------------------------------------------------- derived from the registry
