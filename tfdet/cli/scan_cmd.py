@@ -51,7 +51,11 @@ def add_parser(commands):
     parser.add_argument("--no-assume-patched", dest="assume_patched", action="store_false",
                         help="judge stock TF, not TF with tfdet.patch()")
     parser.add_argument("--custom-objects", metavar="MODULE.py",
-                        help="a Python file defining the custom layers, losses or metrics the model uses")
+                        help="a Python file defining the custom layers, losses or metrics the model uses "
+                             "(it runs, as Python)")
+    parser.add_argument("--unsafe", action="store_true",
+                        help="load a file whose layers carry Python code (a Lambda layer), which runs: only for a "
+                             "file you trust (default: refused, exit 3)")
     parser.add_argument("--all", action="store_true", help="also list catalogued ops that are deterministic")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (schema: scan-1.json)")
     parser.set_defaults(run=run)
@@ -85,7 +89,7 @@ def run(args, out):
     custom = _custom_objects(args.custom_objects)
     try:
         notes = []
-        model = load_model(args.model, custom, notes)
+        model = load_model(args.model, custom, notes, safe_mode=not args.unsafe)
         report = scan(model, tf_version=args.tf_version, device=args.device, assume_patched=args.assume_patched,
                       name=args.model, notes=notes, fresh=False)  # its weights come from the file
     except ScanError as exc:  # found before TensorFlow is imported where it can be: a typo answers at once

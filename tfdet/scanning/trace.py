@@ -2,6 +2,8 @@
 whole training step (forward, loss, gradient, optimizer update, metric updates).
 Needs TensorFlow; everything downstream works on the traced graphs."""
 
+import re
+
 from .. import graph
 from ..graph import frames
 from . import passes
@@ -116,6 +118,23 @@ def _target_specs(model, x_spec, example_targets):
     if isinstance(out, tf.TensorSpec) and out.shape.rank and out.shape.rank >= 2:
         specs += [tf.TensorSpec(out.shape[:-1], tf.int32), tf.TensorSpec(out.shape[:-1].concatenate([1]), tf.int32)]
     return specs
+
+
+def cause(exc):
+    """'ValueError: ...', one line, for an error raised while tracing. TF wraps the
+    error of the model's code in 'in user code:' and a stack, and Keras wraps it in
+    'Exception encountered when calling X.call()' and the call's arguments."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if line.strip()]
+    lines = lines[:next((i for i, line in enumerate(lines) if line.startswith("Arguments received by")), len(lines))]
+    raised = [(i, match) for i, match in enumerate(re.match(r"([A-Z]\w*(?:Error|Exception)): (.*)", line)
+                                                   for line in lines) if match]
+    if not raised:
+        return "%s: %s" % (type(exc).__name__, (lines[0] if lines else "")[:300])
+    i, match = raised[-1]
+    message = match.group(2)
+    if message.startswith("Exception encountered when calling") and i + 1 < len(lines):
+        message = lines[i + 1]
+    return "%s: %s" % (match.group(1), message[:300])
 
 
 def _last_line(exc):
