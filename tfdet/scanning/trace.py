@@ -6,7 +6,7 @@ import re
 
 from .. import graph
 from ..graph import frames
-from . import passes
+from . import passes, replaced_apis
 
 class Traced(object):
     """One traced graph: its label, the graph (a live FuncGraph, or a GraphDef for a
@@ -174,6 +174,7 @@ def sites(traced, catalogue):
     from .findings import Site
 
     raw_entries = frozenset(raw_op_entries(entry.id for entry in catalogue))
+    stock = replaced_apis.stock_functions(_tf())
 
     found = []
     jit = jit_compiled(traced)
@@ -196,9 +197,11 @@ def sites(traced, catalogue):
                 where = "function %s" % site.function
             nodes = index if site.function is None else function_index[site.function]
             out = ruled_out(site, nodes, library, jit)
-            if through_public_api(stack):  # made by tf.nn.X (which tfdet.patch() rebinds), not tf.raw_ops.X
+            public = through_public_api(stack)
+            if public:  # made by tf.nn.X (which tfdet.patch() rebinds), not tf.raw_ops.X
                 out = out | raw_entries
-            found.append(Site(site.op_type, pass_name, where, out))
+            apis = replaced_apis.through(stack, stock) if public is not False else frozenset()
+            found.append(Site(site.op_type, pass_name, where, out, None, apis))
     return found
 
 
