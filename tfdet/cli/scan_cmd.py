@@ -28,15 +28,23 @@ examples:
   tfdet scan model.keras --tf-version 2.6 --device gpu    # for a TF 2.6 GPU cluster
   tfdet scan model.keras --fail-on nondeterministic       # a CI gate: exit 1 if anything remains
   tfdet scan model.keras --no-assume-patched --json       # stock TF, for machines
+  tfdet scan trusted.h5 --unsafe                          # its Lambda layers' code runs
 
 outcome of each op, after the fixes tfdet.patch() would apply on that plan
 (--no-assume-patched: stock TF): fixed, unknown (the catalogue has no claim for
-this version), raises (TF raises with determinism on and nothing replaces the
-op), nondeterministic. --fail-on LEVEL exits 1 when an op at or above LEVEL
-remains (nondeterministic > raises > unknown).
+this version and device; counted apart, never as "will vary"), raises (TF
+raises with determinism on and nothing replaces the op), nondeterministic. An
+entry with no row for the device does not apply there (TF32 on a CPU).
+--fail-on LEVEL exits 1 when an op at or above LEVEL remains
+(nondeterministic > raises > unknown).
+
+model files are not trusted: a .keras or .h5 file whose layers carry Python
+code (a Lambda layer's bytecode) is refused before it is loaded, since loading
+would run that code; --unsafe loads it (only for a file you trust).
+--custom-objects runs the Python file you give. A SavedModel holds no Python.
 
 exit codes: 0 done (and the gate passed), 1 the --fail-on gate failed, 2 usage,
-3 the model cannot be read or traced (a specific message), 4 no TensorFlow.
+3 the model cannot be read, trusted or traced (a specific message), 4 no TensorFlow.
 """
 
 
