@@ -101,3 +101,44 @@ def test_a_model_whose_tracing_fails_is_one_line_naming_the_file_and_the_cause(t
     assert code == INVALID_INPUT and "Traceback" not in err.getvalue()
     assert len(lines) == 1 and lines[0].startswith("tfdet: error: %s: cannot trace the model: ValueError: " % path)
     assert "'my layer' is not a valid scope name" in lines[0]
+
+
+def test_a_file_naming_a_module_keras_does_not_own_is_refused_before_it_is_imported(tmp_path, monkeypatch):
+    # Keras before 3.9 imported any module a config.json named (CVE-2025-1550); tf_keras's loader still can
+    import json
+    import zipfile
+
+    marker = tmp_path / "imported"
+    (tmp_path / "tfdet_marker_mod.py").write_text("import pathlib\npathlib.Path(%r).touch()\n" % str(marker))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, keras.layers.Dense(1, name="head")(inputs))
+    plain = str(tmp_path / "plain.keras")
+    model.save(plain)
+    path = str(tmp_path / "crafted.keras")
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(path, "w") as target:
+        for item in source.namelist():
+            data = source.read(item)
+            if item == "config.json":
+                config = json.loads(data)
+                head = [layer for layer in config["config"]["layers"] if layer["config"]["name"] == "head"][0]
+                head["config"]["kernel_initializer"] = {"module": "tfdet_marker_mod", "class_name": "Init",
+                                                        "config": {}, "registered_name": "Init"}
+                data = json.dumps(config)
+            target.writestr(item, data)
+    with pytest.raises(ScanError, match="layer 'head' names 'Init' from module 'tfdet_marker_mod'.*--custom-objects"):
+        load_model(path)
+    assert not marker.exists()
+    load_model(plain)  # Keras's own modules are not refused
+
+
+def test_python_builtins_named_as_functions_are_refused_and_keras_names_are_not():
+    from tfdet.scanning.safety import UndefinedObject, find_code
+
+    def activation(name):
+        return {"class_name": "Dense", "config": {"name": "d", "activation": {
+            "module": "builtins", "class_name": "function", "config": name, "registered_name": "function"}}}
+
+    found = find_code(activation("exec"))
+    assert isinstance(found, UndefinedObject) and found.layer == "d" and found.name == "exec"
+    assert find_code(activation("relu")) is None

@@ -140,7 +140,7 @@ def load_model(path, custom_objects=None, notes=None, safe_mode=True):
         raise ScanError("%s: unknown model format (expected a .keras or .h5 file or a SavedModel directory)" % path)
     _check_container(path)
     if safe_mode:
-        _refuse_code(path)
+        _refuse_code(path, custom_objects)
     import warnings
 
     load_with = _keras_for(path, notes)
@@ -168,11 +168,15 @@ def load_model(path, custom_objects=None, notes=None, safe_mode=True):
     return model
 
 
-def _refuse_code(path):
+def _refuse_code(path, custom_objects):
     from . import safety
 
     try:
-        safety.check(path)
+        safety.check(path, list(custom_objects or ()))
+    except safety.UndefinedObject as found:
+        raise ScanError("%s: not loaded: layer %r names %r from module %r, which loading would import (and run); "
+                        "if it is your own, pass the Python file that defines it: --custom-objects module.py"
+                        % (path, found.layer, found.name, found.module)) from None
     except safety.UnsafeModel as found:
         raise ScanError("%s: not loaded: layer %r carries Python code (%s) that loading would run; --unsafe "
                         "(safe_mode=False from Python) loads it, for a file you trust" % (path, found.layer, found.what)
