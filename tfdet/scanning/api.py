@@ -172,7 +172,7 @@ def _refuse_code(path, custom_objects):
     from . import safety
 
     try:
-        safety.check(path, list(custom_objects or ()))
+        safety.check(path, list(custom_objects or ()) + _registered_names())
     except safety.UndefinedObject as found:
         raise ScanError("%s: not loaded: layer %r names %r from module %r, which loading would import (and run); "
                         "if it is your own, pass the Python file that defines it: --custom-objects module.py"
@@ -183,6 +183,21 @@ def _refuse_code(path, custom_objects):
                         ) from None
     except Exception:  # h5py or zipfile cannot read it: neither can Keras, whose loader says why
         return
+
+
+def _registered_names():
+    """The names of the objects this process registered with Keras or tf_keras
+    (register_keras_serializable): code already running here, not the file's. A
+    Keras not imported yet has none registered, and is not imported for this."""
+    import sys
+
+    names = []
+    for module, path in (("keras", "saving"), ("tf_keras", "utils")):
+        loaded = sys.modules.get(module)
+        registry = getattr(getattr(loaded, path, None), "get_custom_objects", None)
+        if registry is not None:
+            names.extend(registry())
+    return names
 
 
 def _keras_for(path, notes):
