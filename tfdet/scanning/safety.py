@@ -55,10 +55,11 @@ def _foreign(config, custom_names):
     names |= {n.rsplit(">", 1)[-1] for n in names}  # registered names are 'Package>Name'
     if names & set(custom_names):
         return None
-    name = config.get("registered_name") or config.get("class_name") or "?"
+    name = config.get("class_name") or config.get("registered_name") or "?"
+    if name == "function" and isinstance(config.get("config"), str):  # a function, by its name
+        name = config["config"]
     if module == "builtins":
-        function = config.get("config") if config.get("class_name") == "function" else name
-        return (function, module) if isinstance(function, str) and hasattr(builtins, function) else None
+        return (name, module) if hasattr(builtins, name) else None
     return None if module.split(".")[0] in _KERAS_PACKAGES else (name, module)
 
 
@@ -109,7 +110,7 @@ def find_code(config, layer=None, custom_names=()):
         return UnsafeModel(name or layer or "?", "a function stored as bytecode")
     foreign = _foreign(config, custom_names)
     if foreign:
-        return UndefinedObject(layer or name or "?", *foreign)
+        return UndefinedObject(name or layer or "?", *foreign)
     here = name if isinstance(kind, str) and name else layer
     for value in config.values():
         found = find_code(value, here, custom_names)
