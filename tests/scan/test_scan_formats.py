@@ -94,7 +94,8 @@ def _stock_outcome(verdict):
 def _catalogued(op_type, version, device, excluded=()):
     """The catalogue's verdicts for a raw op (not an API of that name; XLA's only where XLA compiles)."""
     return [v for v in tfdet.catalog.default_catalogue().lookup(op_type, version, device, missing_ok=True)
-            if op_type in v.entry.raw_ops and v.entry.id not in XLA_ENTRIES and v.entry.id not in excluded]
+            if op_type in v.entry.raw_ops and v.entry.id not in XLA_ENTRIES and v.entry.id not in excluded
+            and device in v.entry.devices]  # no row for the device: the entry does not apply there
 
 
 def _check_against_catalogue(hit, verdicts):

@@ -28,15 +28,23 @@ examples:
   tfdet scan model.keras --tf-version 2.6 --device gpu    # for a TF 2.6 GPU cluster
   tfdet scan model.keras --fail-on nondeterministic       # a CI gate: exit 1 if anything remains
   tfdet scan model.keras --no-assume-patched --json       # stock TF, for machines
+  tfdet scan trusted.h5 --unsafe                          # its Lambda layers' code runs
 
 outcome of each op, after the fixes tfdet.patch() would apply on that plan
 (--no-assume-patched: stock TF): fixed, unknown (the catalogue has no claim for
-this version), raises (TF raises with determinism on and nothing replaces the
-op), nondeterministic. --fail-on LEVEL exits 1 when an op at or above LEVEL
-remains (nondeterministic > raises > unknown).
+this version and device; counted apart, never as "will vary"), raises (TF
+raises with determinism on and nothing replaces the op), nondeterministic. An
+entry with no row for the device does not apply there (TF32 on a CPU).
+--fail-on LEVEL exits 1 when an op at or above LEVEL remains
+(nondeterministic > raises > unknown).
+
+model files are not trusted: a .keras or .h5 file whose layers carry Python
+code (a Lambda layer's bytecode) is refused before it is loaded, since loading
+would run that code; --unsafe loads it (only for a file you trust).
+--custom-objects runs the Python file you give. A SavedModel holds no Python.
 
 exit codes: 0 done (and the gate passed), 1 the --fail-on gate failed, 2 usage,
-3 the model cannot be read or traced (a specific message), 4 no TensorFlow.
+3 the model cannot be read, trusted or traced (a specific message), 4 no TensorFlow.
 """
 
 
@@ -51,7 +59,11 @@ def add_parser(commands):
     parser.add_argument("--no-assume-patched", dest="assume_patched", action="store_false",
                         help="judge stock TF, not TF with tfdet.patch()")
     parser.add_argument("--custom-objects", metavar="MODULE.py",
-                        help="a Python file defining the custom layers, losses or metrics the model uses")
+                        help="a Python file defining the custom layers, losses or metrics the model uses "
+                             "(it runs, as Python)")
+    parser.add_argument("--unsafe", action="store_true",
+                        help="load a file whose layers carry Python code (a Lambda layer), which runs: only for a "
+                             "file you trust (default: refused, exit 3)")
     parser.add_argument("--all", action="store_true", help="also list catalogued ops that are deterministic")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (schema: scan-1.json)")
     parser.set_defaults(run=run)
@@ -85,7 +97,7 @@ def run(args, out):
     custom = _custom_objects(args.custom_objects)
     try:
         notes = []
-        model = load_model(args.model, custom, notes)
+        model = load_model(args.model, custom, notes, safe_mode=not args.unsafe)
         report = scan(model, tf_version=args.tf_version, device=args.device, assume_patched=args.assume_patched,
                       name=args.model, notes=notes, fresh=False)  # its weights come from the file
     except ScanError as exc:  # found before TensorFlow is imported where it can be: a typo answers at once

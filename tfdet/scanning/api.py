@@ -41,15 +41,21 @@ def trace_model(model_or_function, example_inputs=None, catalogue=None, example_
 
     catalogue = catalogue or default_catalogue()
     keras_model = trace.is_keras_model(model_or_function)
-    if keras_model:
-        traced, trace_notes = trace.trace_keras(model_or_function, example_inputs, example_targets)
-    elif getattr(model_or_function, "signatures", None):  # a loaded SavedModel (callable too, sometimes)
-        traced, trace_notes = trace.trace_saved_model(model_or_function)
-    elif callable(model_or_function):
-        traced, trace_notes = trace.trace_function(model_or_function, example_inputs)
-    else:
-        raise ScanError("cannot scan a %s: pass a Keras model, a tf.function or a loaded SavedModel"
-                        % type(model_or_function).__name__)
+    label = name or getattr(model_or_function, "name", None) or type(model_or_function).__name__
+    try:
+        if keras_model:
+            traced, trace_notes = trace.trace_keras(model_or_function, example_inputs, example_targets)
+        elif getattr(model_or_function, "signatures", None):  # a loaded SavedModel (callable too, sometimes)
+            traced, trace_notes = trace.trace_saved_model(model_or_function)
+        elif callable(model_or_function):
+            traced, trace_notes = trace.trace_function(model_or_function, example_inputs)
+        else:
+            raise ScanError("cannot scan a %s: pass a Keras model, a tf.function or a loaded SavedModel"
+                            % type(model_or_function).__name__)
+    except (ScanError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # the model's own code or names fail under tracing: its cause, in one line
+        raise ScanError("%s: cannot trace the model: %s" % (label, trace.cause(exc))) from None
     if dataset is not None:
         traced = list(traced) + trace.trace_dataset(dataset)
     sites = trace.sites(traced, catalogue)
@@ -60,7 +66,7 @@ def trace_model(model_or_function, example_inputs=None, catalogue=None, example_
     notes = list(notes) + list(trace_notes) + [
         "the scan sees the graphs as traced, before Grappler rewrites them (fusions can add or remove ops)"]
     return TracedModel(
-        model=name or getattr(model_or_function, "name", None) or type(model_or_function).__name__,
+        model=label,
         sites=sites, graphs=[item.label for item in traced],
         op_types=len({s.op_type for s in sites if s.entry is None}), notes=notes, jit=trace.jit_compiled(traced),
         traced_with=tf.__version__)
@@ -109,10 +115,16 @@ def scan(model_or_function, example_inputs=None, tf_version=None, device="gpu", 
     return judge(traced, tf_version, device, assume_patched, catalogue)
 
 
-def load_model(path, custom_objects=None, notes=None):
+def load_model(path, custom_objects=None, notes=None, safe_mode=True):
     """A Keras model (.keras, .h5) or a loaded SavedModel (a directory) from a file.
     Raises ScanError with one line for what cannot be read; what could only be
-    read in part is said in `notes` (a list) when given."""
+    read in part is said in `notes` (a list) when given.
+
+    safe_mode (Keras's own name for it): a .keras or .h5 file whose configuration
+    holds Python code (a Lambda layer's bytecode, a serialized lambda) is refused
+    before anything is deserialized, since loading would run that code; False
+    loads it anyway, for a file you trust. `custom_objects` is your own code,
+    run as given. A SavedModel holds TF graphs, no Python: loading one runs none."""
     if not os.path.exists(path):
         raise ScanError("%s: no such file or directory" % path)
     if os.path.isdir(path):
@@ -127,6 +139,8 @@ def load_model(path, custom_objects=None, notes=None):
     if not path.endswith((".keras", ".h5", ".hdf5")):
         raise ScanError("%s: unknown model format (expected a .keras or .h5 file or a SavedModel directory)" % path)
     _check_container(path)
+    if safe_mode:
+        _refuse_code(path, custom_objects)
     import warnings
 
     load_with = _keras_for(path, notes)
@@ -134,7 +148,7 @@ def load_model(path, custom_objects=None, notes=None):
     def load(compile_it):
         with warnings.catch_warnings():  # Keras's notes on optimizer state it skips are not the scan's business
             warnings.simplefilter("ignore")
-            return load_with(path, custom_objects=custom_objects, compile=compile_it)
+            return load_with(path, custom_objects=custom_objects, compile=compile_it, safe_mode=safe_mode)
 
     try:
         return load(True)
@@ -152,6 +166,38 @@ def load_model(path, custom_objects=None, notes=None):
         notes.append("the file's training configuration could not be restored (%s): the optimizer, loss and "
                      "metrics were not scanned" % _first_line(error))
     return model
+
+
+def _refuse_code(path, custom_objects):
+    from . import safety
+
+    try:
+        safety.check(path, list(custom_objects or ()) + _registered_names())
+    except safety.UndefinedObject as found:
+        raise ScanError("%s: not loaded: layer %r names %r from module %r, which loading would import (and run); "
+                        "if it is your own, pass the Python file that defines it: --custom-objects module.py"
+                        % (path, found.layer, found.name, found.module)) from None
+    except safety.UnsafeModel as found:
+        raise ScanError("%s: not loaded: layer %r carries Python code (%s) that loading would run; --unsafe "
+                        "(safe_mode=False from Python) loads it, for a file you trust" % (path, found.layer, found.what)
+                        ) from None
+    except Exception:  # h5py or zipfile cannot read it: neither can Keras, whose loader says why
+        return
+
+
+def _registered_names():
+    """The names of the objects this process registered with Keras or tf_keras
+    (register_keras_serializable): code already running here, not the file's. A
+    Keras not imported yet has none registered, and is not imported for this."""
+    import sys
+
+    names = []
+    for module, path in (("keras", "saving"), ("tf_keras", "utils")):
+        loaded = sys.modules.get(module)
+        registry = getattr(getattr(loaded, path, None), "get_custom_objects", None)
+        if registry is not None:
+            names.extend(registry())
+    return names
 
 
 def _keras_for(path, notes):

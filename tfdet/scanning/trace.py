@@ -2,9 +2,11 @@
 whole training step (forward, loss, gradient, optimizer update, metric updates).
 Needs TensorFlow; everything downstream works on the traced graphs."""
 
+import re
+
 from .. import graph
 from ..graph import frames
-from . import passes
+from . import passes, replaced_apis
 
 class Traced(object):
     """One traced graph: its label, the graph (a live FuncGraph, or a GraphDef for a
@@ -118,6 +120,23 @@ def _target_specs(model, x_spec, example_targets):
     return specs
 
 
+def cause(exc):
+    """'ValueError: ...', one line, for an error raised while tracing. TF wraps the
+    error of the model's code in 'in user code:' and a stack, and Keras wraps it in
+    'Exception encountered when calling X.call()' and the call's arguments."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if line.strip()]
+    lines = lines[:next((i for i, line in enumerate(lines) if line.startswith("Arguments received by")), len(lines))]
+    raised = [(i, match) for i, match in enumerate(re.match(r"([A-Z]\w*(?:Error|Exception)): (.*)", line)
+                                                   for line in lines) if match]
+    if not raised:
+        return "%s: %s" % (type(exc).__name__, (lines[0] if lines else "")[:300])
+    i, match = raised[-1]
+    message = match.group(2)
+    if message.startswith("Exception encountered when calling") and i + 1 < len(lines):
+        message = lines[i + 1]
+    return "%s: %s" % (match.group(1), message[:300])
+
+
 def _last_line(exc):
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return "%s: %s" % (type(exc).__name__, (lines[-1] if lines else "")[:200])
@@ -155,6 +174,7 @@ def sites(traced, catalogue):
     from .findings import Site
 
     raw_entries = frozenset(raw_op_entries(entry.id for entry in catalogue))
+    stock = replaced_apis.stock_functions(_tf())
 
     found = []
     jit = jit_compiled(traced)
@@ -177,9 +197,11 @@ def sites(traced, catalogue):
                 where = "function %s" % site.function
             nodes = index if site.function is None else function_index[site.function]
             out = ruled_out(site, nodes, library, jit)
-            if through_public_api(stack):  # made by tf.nn.X (which tfdet.patch() rebinds), not tf.raw_ops.X
+            public = through_public_api(stack)
+            if public:  # made by tf.nn.X (which tfdet.patch() rebinds), not tf.raw_ops.X
                 out = out | raw_entries
-            found.append(Site(site.op_type, pass_name, where, out))
+            apis = replaced_apis.through(stack, stock) if public is not False else frozenset()
+            found.append(Site(site.op_type, pass_name, where, out, None, apis))
     return found
 
 
