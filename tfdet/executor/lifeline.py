@@ -42,12 +42,13 @@ def die_with_parent(signum, parent_pid, prctl=None):
     return armed
 
 
-def child_guard(signum=signal.SIGKILL):
+def child_guard(signum=signal.SIGKILL, outlives_thread=False):
     """A Popen preexec_fn: the child gets `signum` when the process starting it
-    ends. None off the main thread: the kernel ties the signal to the starting
-    thread, and a helper thread that ends would kill a child still in use."""
+    ends. The kernel ties the signal to the starting thread, which is fine for a
+    thread that waits for its child (a pool job, a Dask task); a child that
+    outlives the call starting it gets the guard only from the main thread."""
     prctl = _prctl()  # looked up here: no dlopen between fork and exec
-    if threading.current_thread() is not threading.main_thread() or prctl is None:
+    if prctl is None or (outlives_thread and threading.current_thread() is not threading.main_thread()):
         return None
     parent = os.getpid()
 
@@ -70,7 +71,13 @@ def parent_alive():
 
 
 def guarded_call(function, args, kwargs):
-    """Run a pool job, unless the pool's parent has ended: then exit instead."""
+    """Run a pool job, unless the pool's parent has ended: then exit instead,
+    also after a job that the parent's end interrupted (the pool would catch its
+    SystemExit and wait for the next job forever)."""
     if not parent_alive():
         os._exit(128 + signal.SIGTERM)
-    return function(*args, **kwargs)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        if not parent_alive():
+            os._exit(128 + signal.SIGTERM)
