@@ -33,3 +33,11 @@ def positive_float(text):
     if not value > 0:
         raise argparse.ArgumentTypeError("must be greater than 0, got %s" % text)
     return value
+
+
+def nothing_to_resume(what, path, hint):
+    """The one line for --resume on a results file or directory that does not
+    exist: nothing is started (a fresh full run in its place would be a surprise)."""
+    from .exitcodes import USAGE, CommandError
+
+    return CommandError("--resume: %s %s does not exist; %s" % (what, path, hint), USAGE)

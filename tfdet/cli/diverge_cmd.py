@@ -3,6 +3,7 @@ how much the runs disagree, what removes it, and what that costs."""
 
 import argparse
 import datetime
+import glob
 import importlib.util
 import json
 import os
@@ -50,7 +51,7 @@ examples:
 
 exit codes: 0 every training finished, 1 some trainings failed or timed out
 (recorded; --resume retries them), 2 usage (bad flag, results file in use or
-written with other parameters), 3 the results file to resume is not a diverge
+written with other parameters, --resume of a file that does not exist), 3 the results file to resume is not a diverge
 file, no such --script, or its runs cannot be compared, 4 environment (no TensorFlow, scikit-learn or dask, a scheduler that does
 not answer), 5 the results could not be written, 130 interrupted (finished
 trainings kept).
@@ -160,6 +161,20 @@ def _fetch_cifar10(args):
         raise CommandError(str(exc), ENVIRONMENT) from None
 
 
+def _results_path(args, name, stamp):
+    """--out, or a new tfdet-diverge-NAME-TIME.jsonl, or (--resume) the newest such file here."""
+    default = "tfdet-diverge-%s-%s.jsonl" % (name, stamp)
+    if args.resume and not args.out:
+        found = sorted(glob.glob("tfdet-diverge-%s-*.jsonl" % glob.escape(name)), key=os.path.getmtime)
+        if not found:
+            raise arguments.nothing_to_resume("results file", default.replace(stamp, "*"),
+                                              "name the file with --out FILE")
+        return found[-1]
+    if args.resume and not os.path.exists(args.out):
+        raise arguments.nothing_to_resume("results file", args.out, "run without --resume to start it")
+    return args.out or default
+
+
 def run(args, out):
     from ..diverge import DivergeConfig, DivergeError, DivergeInputError, Progress, run_diverge
     from ..executor import ExecutorError
@@ -176,7 +191,7 @@ def run(args, out):
         epochs, batch_size = args.epochs, args.batch_size or WORKLOADS[args.workload].batch_size
     name = os.path.splitext(os.path.basename(args.script))[0] if args.script else args.workload
     config = DivergeConfig(
-        workload=workload, out=args.out or "tfdet-diverge-%s-%s.jsonl" % (name, stamp),
+        workload=workload, out=_results_path(args, name, stamp),
         lrs=lrs, conditions=args.conditions, modes=args.modes, runs=args.runs, momentum=args.momentum,
         epochs=epochs, batch_size=batch_size, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
         resume=args.resume, overwrite=args.overwrite, timeout=args.timeout, argv=list(sys.argv), script=args.script)

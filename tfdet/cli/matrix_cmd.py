@@ -48,7 +48,7 @@ examples:
 exit codes: 0 every version installed and probed; 1 some version failed to
 install or to probe (recorded in matrix.json; the others ran); 2 usage (a bad
 flag, an unknown version or mode, earlier results in --out without --resume or
---overwrite); 3 matrix.json or a results file in --out is not one; 4
+--overwrite, --resume where --out has none); 3 matrix.json or a results file in --out is not one; 4
 environment (dask missing, a scheduler that does not answer); 5 --out could not
 be written; 130 interrupted (finished versions kept; --resume continues).
 """
@@ -110,6 +110,8 @@ def _config(args):
         raise CommandError(str(exc), USAGE) from None
     if args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
+    if args.resume and not _has_results(args.out):
+        raise arguments.nothing_to_resume("matrix results in", args.out, "run without --resume to start them")
     if args.scheduler and args.executor != "dask":
         raise CommandError("--scheduler needs --executor dask", USAGE)
     if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
@@ -120,6 +122,11 @@ def _config(args):
                         venvs=venvs_dir(args.venvs), probe=probe, executor=args.executor, jobs=args.jobs,
                         scheduler=args.scheduler, create_only=args.create_only, resume=args.resume,
                         overwrite=args.overwrite)
+
+
+def _has_results(directory):
+    """Whether a directory holds an earlier matrix's manifest or results files."""
+    return os.path.isdir(directory) and any(name.endswith((".json", ".jsonl")) for name in os.listdir(directory))
 
 
 def _ops(text):

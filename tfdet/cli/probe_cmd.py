@@ -69,8 +69,8 @@ an interrupted fleet run continued with --resume --out DIR finishes each
 machine's probe from its last finished case. A machine that fails is
 reported and the others go on (exit 4).
 
-exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
-3 invalid input (unknown op, unreadable results file); 4 environment: no
+exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage (also
+--resume of a file that does not exist: nothing is started); 3 invalid input (unknown op, unreadable results file); 4 environment: no
 TensorFlow in that interpreter, or a mode did not run (see above; results and
 report are still written; checked before the --fail-on-nondeterminism gate);
 5 the results file (or scratch space, or report) could not be written: disk
@@ -241,6 +241,9 @@ def _resume_defaults(args, digest, writer):
 def run(args, out):
     from ..results import MODES
 
+    if args.resume and args.out and not os.path.exists(args.out):  # checked first: nothing loads, nothing starts
+        raise arguments.nothing_to_resume("results file" if args.executor == "local" else "directory", args.out,
+                                          "run without --resume to start it")
     if args.modes:
         bad = [m for m in args.modes if m not in MODES]
         if bad:
