@@ -74,22 +74,22 @@ def add_parser(commands):
                         help="environments directory (default: $TFDET_VENVS, else ~/.cache/tfdet/venvs)")
     parser.add_argument("--ops", metavar="NAME,...",
                         help="probe only these (catalogue ids, API aliases or raw op names; default: all)")
-    parser.add_argument("--repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["repeats"], metavar="N",
+    parser.add_argument("--repeats", type=arguments.runs, default=PROBE_DEFAULTS["repeats"], metavar="N",
                         help="probe runs per process (default %(default)s)")
-    parser.add_argument("--max-repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["max_repeats"],
+    parser.add_argument("--max-repeats", type=arguments.max_repeats, default=PROBE_DEFAULTS["max_repeats"],
                         metavar="N", help="probe runs per case and mode at most, for ops the catalogue says vary "
                         "(default %(default)s)")
     parser.add_argument("--settle", action="store_true",
                         help="probe runs up to --max-repeats also where the catalogue has no claim (unknown), so "
                              "that quiet ops are measured well enough for tfdet catalog update to claim them "
                              "(slower)")
-    parser.add_argument("--rounds", type=arguments.positive_int, default=PROBE_DEFAULTS["rounds"], metavar="N",
+    parser.add_argument("--rounds", type=arguments.rounds, default=PROBE_DEFAULTS["rounds"], metavar="N",
                         help="probe timing rounds per process (default %(default)s)")
-    parser.add_argument("--timeout", type=arguments.positive_float, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=arguments.timeout, default=None, metavar="SECONDS",
                         help="per-case limit of the probe (default: the probe's)")
     parser.add_argument("--executor", choices=EXECUTORS, default="local",
                         help="local: a process pool; dask: a Dask cluster (a LocalCluster without --scheduler)")
-    parser.add_argument("--jobs", type=arguments.positive_int, default=1, metavar="N",
+    parser.add_argument("--jobs", type=arguments.jobs, default=1, metavar="N",
                         help="versions at once (default 1: probes time their cases, and share the cores)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, e.g. tcp://host:8786")
     parser.add_argument("--create-only", action="store_true", help="create (or check) the environments, probe nothing")
