@@ -75,11 +75,31 @@ def wheel(tmp_path_factory):
     return path
 
 
+def _see_these_site_packages(target):
+    """Put this interpreter's site-packages on the path of the venv `target`, after
+    its own. `--system-site-packages` alone is not enough: a venv made from one
+    that runs inside a venv sees the base interpreter's packages, not the outer
+    venv's (where TensorFlow is). Plain paths in a .pth file: the outer
+    directories' own .pth files (an editable tfdet's finder) are not run."""
+    import site
+    import sysconfig
+
+    python = str(target / "bin" / "python")
+    own = subprocess.run([python, "-c", "import sys, sysconfig; print(sysconfig.get_paths()['purelib']); "
+                          "print('\\n'.join(sys.path))"], stdout=subprocess.PIPE, universal_newlines=True,
+                         check=True, timeout=120).stdout.splitlines()
+    ours = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]] + site.getsitepackages()
+    extra = [p for p in dict.fromkeys(ours) if os.path.isdir(p) and p not in own[1:]]
+    with open(os.path.join(own[0], "_tfdet_tests_outer_site.pth"), "w", encoding="utf-8") as handle:
+        handle.write("".join(p + "\n" for p in extra))
+
+
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory):
     """A fresh venv holding the wheel (not editable), with this interpreter's TensorFlow visible."""
     target = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(target)], check=True, timeout=300)
+    _see_these_site_packages(target)
     # --ignore-installed: a tfdet in the system site-packages (an editable one, say) must not satisfy it
     subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                     "--ignore-installed", "--disable-pip-version-check", wheel], check=True, timeout=300)

@@ -13,7 +13,7 @@ from tfdet.cli.exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE
 
 @pytest.mark.parametrize("argv, message", [
     (["--repeats", "0"], "must be at least 1"),
-    (["--size", "-1"], "must be greater than 0"),
+    (["--size", "-1"], "must be at least 0.001"),
     (["--modes", "baseline,turbo"], "unknown mode turbo"),
     (["--fail-on-nondeterminism", "api", "--modes", "baseline"], "that mode is not being run"),
     (["--python", "/no/such/python"], "no such executable"),

@@ -3,6 +3,7 @@ how much the runs disagree, what removes it, and what that costs."""
 
 import argparse
 import datetime
+import glob
 import importlib.util
 import json
 import os
@@ -50,7 +51,7 @@ examples:
 
 exit codes: 0 every training finished, 1 some trainings failed or timed out
 (recorded; --resume retries them), 2 usage (bad flag, results file in use or
-written with other parameters), 3 the results file to resume is not a diverge
+written with other parameters, --resume of a file that does not exist), 3 the results file to resume is not a diverge
 file, no such --script, or its runs cannot be compared, 4 environment (no TensorFlow, scikit-learn or dask, a scheduler that does
 not answer), 5 the results could not be written, 130 interrupted (finished
 trainings kept).
@@ -73,12 +74,9 @@ def _lrs(text):
     values = []
     for item in _list("learning rate")(text):
         try:
-            value = float(item)
-        except ValueError:
-            raise argparse.ArgumentTypeError("learning rate %r is not a number" % item) from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError("learning rate %s is not positive" % item)
-        values.append(value)
+            values.append(arguments.learning_rate(item))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError("learning rate %s" % exc) from None
     return values
 
 
@@ -95,7 +93,7 @@ def add_parser(commands):
     what.add_argument("--workload", choices=WORKLOAD_NAMES, help="the built-in training to run")
     what.add_argument("--script", metavar="TRAIN.py",
                       help="your own training, run once per training (the contract: tfdet.diverge.context())")
-    parser.add_argument("--runs", type=arguments.positive_int, default=None,
+    parser.add_argument("--runs", type=arguments.runs, default=None,
                         help="trainings per cell, K (default 5; with --resume, the file's, or more)")
     parser.add_argument("--conditions", type=_list("condition", CONDITIONS), default=None,
                         help="init-batches, comma-separated (default: all four; with --resume, the file's, plus any "
@@ -107,11 +105,11 @@ def add_parser(commands):
                         help="learning rate, or a comma-separated sweep (default: %s; a --script gets it as "
                         "context().lr, and none by default)" % "; ".join(
                             "%s for %s" % (",".join("%g" % x for x in w.lrs), name) for name, w in WORKLOADS.items()))
-    parser.add_argument("--momentum", type=float, default=0.0, help="SGD momentum (default 0: plain SGD)")
-    parser.add_argument("--epochs", type=arguments.positive_int, default=5, help="default 5")
-    parser.add_argument("--batch-size", type=arguments.positive_int, default=None,
+    parser.add_argument("--momentum", type=arguments.momentum, default=0.0, help="SGD momentum (default 0: plain SGD)")
+    parser.add_argument("--epochs", type=arguments.epochs, default=5, help="default 5")
+    parser.add_argument("--batch-size", type=arguments.batch_size, default=None,
                         help="default: %s" % ", ".join("%d for %s" % (w.batch_size, n) for n, w in WORKLOADS.items()))
-    parser.add_argument("--jobs", type=arguments.positive_int, default=1,
+    parser.add_argument("--jobs", type=arguments.jobs, default=1,
                         help="trainings at once (local processes, or LocalCluster workers)")
     parser.add_argument("--executor", choices=EXECUTORS, default="local",
                         help="local: a process pool; dask: a Dask cluster (a LocalCluster without --scheduler)")
@@ -119,7 +117,7 @@ def add_parser(commands):
     parser.add_argument("--out", help="results file (default: tfdet-diverge-WORKLOAD-TIME.jsonl)")
     parser.add_argument("--resume", action="store_true", help="continue --out: run only the missing trainings")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
-    parser.add_argument("--timeout", type=arguments.positive_float, default=600.0,
+    parser.add_argument("--timeout", type=arguments.timeout, default=600.0,
                         help="seconds one training may take before it is killed and recorded (default 600)")
     parser.add_argument("--json", action="store_true", help="print the cells as JSON instead of a table")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -160,6 +158,20 @@ def _fetch_cifar10(args):
         raise CommandError(str(exc), ENVIRONMENT) from None
 
 
+def _results_path(args, name, stamp):
+    """--out, or a new tfdet-diverge-NAME-TIME.jsonl, or (--resume) the newest such file here."""
+    default = "tfdet-diverge-%s-%s.jsonl" % (name, stamp)
+    if args.resume and not args.out:
+        found = sorted(glob.glob("tfdet-diverge-%s-*.jsonl" % glob.escape(name)), key=os.path.getmtime)
+        if not found:
+            raise arguments.nothing_to_resume("results file", default.replace(stamp, "*"),
+                                              "name the file with --out FILE")
+        return found[-1]
+    if args.resume and not os.path.exists(args.out):
+        raise arguments.nothing_to_resume("results file", args.out, "run without --resume to start it")
+    return args.out or default
+
+
 def run(args, out):
     from ..diverge import DivergeConfig, DivergeError, DivergeInputError, Progress, run_diverge
     from ..executor import ExecutorError
@@ -176,7 +188,7 @@ def run(args, out):
         epochs, batch_size = args.epochs, args.batch_size or WORKLOADS[args.workload].batch_size
     name = os.path.splitext(os.path.basename(args.script))[0] if args.script else args.workload
     config = DivergeConfig(
-        workload=workload, out=args.out or "tfdet-diverge-%s-%s.jsonl" % (name, stamp),
+        workload=workload, out=_results_path(args, name, stamp),
         lrs=lrs, conditions=args.conditions, modes=args.modes, runs=args.runs, momentum=args.momentum,
         epochs=epochs, batch_size=batch_size, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
         resume=args.resume, overwrite=args.overwrite, timeout=args.timeout, argv=list(sys.argv), script=args.script)

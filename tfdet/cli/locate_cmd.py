@@ -50,9 +50,9 @@ def add_parser(commands):
     parser.add_argument("script_args", metavar="ARGS", nargs=argparse.REMAINDER,
                         help="arguments for the script (after --)")
     parser.add_argument("--runs", type=arguments.positive_int, default=2, help="runs to compare (default: 2)")
-    parser.add_argument("--steps", type=arguments.positive_int, help="stop capture after N calls of a tf.function")
-    parser.add_argument("--max-bytes", type=arguments.positive_int, help="stop capture when a trace reaches this size")
-    parser.add_argument("--timeout", type=arguments.positive_float, help="seconds before a run is stopped (default: none)")
+    parser.add_argument("--steps", type=arguments.steps, help="stop capture after N calls of a tf.function")
+    parser.add_argument("--max-bytes", type=arguments.max_bytes, help="stop capture when a trace reaches this size")
+    parser.add_argument("--timeout", type=arguments.timeout, help="seconds before a run is stopped (default: none)")
     parser.add_argument("--patch", action="store_true", help="apply tfdet.patch() in each run before the script")
     parser.add_argument("--no-detail", dest="detail", action="store_false",
                         help="skip the runs that measure the size of the difference")

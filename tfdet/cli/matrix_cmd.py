@@ -48,7 +48,7 @@ examples:
 exit codes: 0 every version installed and probed; 1 some version failed to
 install or to probe (recorded in matrix.json; the others ran); 2 usage (a bad
 flag, an unknown version or mode, earlier results in --out without --resume or
---overwrite); 3 matrix.json or a results file in --out is not one; 4
+--overwrite, --resume where --out has none); 3 matrix.json or a results file in --out is not one; 4
 environment (dask missing, a scheduler that does not answer); 5 --out could not
 be written; 130 interrupted (finished versions kept; --resume continues).
 """
@@ -74,22 +74,22 @@ def add_parser(commands):
                         help="environments directory (default: $TFDET_VENVS, else ~/.cache/tfdet/venvs)")
     parser.add_argument("--ops", metavar="NAME,...",
                         help="probe only these (catalogue ids, API aliases or raw op names; default: all)")
-    parser.add_argument("--repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["repeats"], metavar="N",
+    parser.add_argument("--repeats", type=arguments.runs, default=PROBE_DEFAULTS["repeats"], metavar="N",
                         help="probe runs per process (default %(default)s)")
-    parser.add_argument("--max-repeats", type=arguments.positive_int, default=PROBE_DEFAULTS["max_repeats"],
+    parser.add_argument("--max-repeats", type=arguments.max_repeats, default=PROBE_DEFAULTS["max_repeats"],
                         metavar="N", help="probe runs per case and mode at most, for ops the catalogue says vary "
                         "(default %(default)s)")
     parser.add_argument("--settle", action="store_true",
                         help="probe runs up to --max-repeats also where the catalogue has no claim (unknown), so "
                              "that quiet ops are measured well enough for tfdet catalog update to claim them "
                              "(slower)")
-    parser.add_argument("--rounds", type=arguments.positive_int, default=PROBE_DEFAULTS["rounds"], metavar="N",
+    parser.add_argument("--rounds", type=arguments.rounds, default=PROBE_DEFAULTS["rounds"], metavar="N",
                         help="probe timing rounds per process (default %(default)s)")
-    parser.add_argument("--timeout", type=arguments.positive_float, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=arguments.timeout, default=None, metavar="SECONDS",
                         help="per-case limit of the probe (default: the probe's)")
     parser.add_argument("--executor", choices=EXECUTORS, default="local",
                         help="local: a process pool; dask: a Dask cluster (a LocalCluster without --scheduler)")
-    parser.add_argument("--jobs", type=arguments.positive_int, default=1, metavar="N",
+    parser.add_argument("--jobs", type=arguments.jobs, default=1, metavar="N",
                         help="versions at once (default 1: probes time their cases, and share the cores)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, e.g. tcp://host:8786")
     parser.add_argument("--create-only", action="store_true", help="create (or check) the environments, probe nothing")
@@ -110,6 +110,8 @@ def _config(args):
         raise CommandError(str(exc), USAGE) from None
     if args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
+    if args.resume and not _has_results(args.out):
+        raise arguments.nothing_to_resume("matrix results in", args.out, "run without --resume to start them")
     if args.scheduler and args.executor != "dask":
         raise CommandError("--scheduler needs --executor dask", USAGE)
     if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
@@ -120,6 +122,11 @@ def _config(args):
                         venvs=venvs_dir(args.venvs), probe=probe, executor=args.executor, jobs=args.jobs,
                         scheduler=args.scheduler, create_only=args.create_only, resume=args.resume,
                         overwrite=args.overwrite)
+
+
+def _has_results(directory):
+    """Whether a directory holds an earlier matrix's manifest or results files."""
+    return os.path.isdir(directory) and any(name.endswith((".json", ".jsonl")) for name in os.listdir(directory))
 
 
 def _ops(text):

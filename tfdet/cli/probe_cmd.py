@@ -69,8 +69,8 @@ an interrupted fleet run continued with --resume --out DIR finishes each
 machine's probe from its last finished case. A machine that fails is
 reported and the others go on (exit 4).
 
-exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage;
-3 invalid input (unknown op, unreadable results file); 4 environment: no
+exit codes: 0 done; 1 --fail-on-nondeterminism found variance; 2 usage (also
+--resume of a file that does not exist: nothing is started); 3 invalid input (unknown op, unreadable results file); 4 environment: no
 TensorFlow in that interpreter, or a mode did not run (see above; results and
 report are still written; checked before the --fail-on-nondeterminism gate);
 5 the results file (or scratch space, or report) could not be written: disk
@@ -111,19 +111,19 @@ def add_parser(commands):
                             ", ".join(MODES)))
     parser.add_argument("--ops", type=_csv, metavar="NAME,...",
                         help="ops to probe: catalogue ids, API aliases or raw op names (default: all)")
-    parser.add_argument("--repeats", type=arguments.positive_int, default=None, metavar="N", help="runs per process (default 5)")
-    parser.add_argument("--processes", type=arguments.positive_int, default=None, metavar="N",
+    parser.add_argument("--repeats", type=arguments.runs, default=None, metavar="N", help="runs per process (default 5)")
+    parser.add_argument("--processes", type=arguments.processes, default=None, metavar="N",
                         help="processes per mode (default 2; variance across processes needs 2)")
-    parser.add_argument("--max-repeats", type=arguments.positive_int, default=None, metavar="N",
+    parser.add_argument("--max-repeats", type=arguments.max_repeats, default=None, metavar="N",
                         help="runs per case and mode, at most, before an op the catalogue says varies here (or that "
                              "varied in another mode) is called deterministic (default 100)")
     parser.add_argument("--settle", action="store_true", default=None,
                         help="also run up to --max-repeats where the catalogue has no claim for this TF and device "
                              "(unknown), so that an op that does not vary is measured well enough to become one: "
                              "tfdet catalog update takes a quiet result as a claim from 29 runs in 2 processes")
-    parser.add_argument("--size", type=arguments.positive_float, default=None, metavar="X",
+    parser.add_argument("--size", type=arguments.size, default=None, metavar="X",
                         help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
-    parser.add_argument("--rounds", type=arguments.positive_int, default=5, metavar="N",
+    parser.add_argument("--rounds", type=arguments.rounds, default=5, metavar="N",
                         help="interleaved timing rounds per process (default 5)")
     parser.add_argument("--out", metavar="FILE",
                         help="results file, JSON Lines (default: a new tfdet-probe-YYYYMMDD-HHMMSS.jsonl per run; "
@@ -135,15 +135,15 @@ def add_parser(commands):
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     parser.add_argument("--python", metavar="PATH",
                         help="run the workers with this interpreter (another venv, another TF; needs numpy and TF)")
-    parser.add_argument("--timeout", type=arguments.positive_float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=arguments.timeout, default=120.0, metavar="SECONDS",
                         help="per-case limit before a worker is killed and the case recorded as failed (default 120)")
     parser.add_argument("--execution", choices=("function", "eager"), default=None,
                         help="run cases inside tf.function (default) or eagerly; results can differ bitwise")
-    parser.add_argument("--threads", type=arguments.positive_int, metavar="N",
+    parser.add_argument("--threads", type=arguments.threads, metavar="N",
                         help="intra- and inter-op threads (default: the number of cores)")
     parser.add_argument("--onednn", choices=("on", "off", "default"), default=None,
                         help="pin TF_ENABLE_ONEDNN_OPTS (default: leave TF's default, and record it)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the case inputs (default 0)")
+    parser.add_argument("--seed", type=arguments.seed, default=None, help="seed of the case inputs (default 0)")
     parser.add_argument("--fail-on-nondeterminism", metavar="MODE",
                         help="exit 1 if any case varies under MODE (for CI gates)")
     parser.add_argument("--allow-missing-modes", action="store_true",
@@ -153,7 +153,7 @@ def add_parser(commands):
                              "results file per machine in the --out directory")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="the Dask scheduler (tcp://host:8786); without it --executor dask starts a LocalCluster")
-    parser.add_argument("--jobs", type=arguments.positive_int, default=None, metavar="N",
+    parser.add_argument("--jobs", type=arguments.jobs, default=None, metavar="N",
                         help="workers of the LocalCluster --executor dask starts without --scheduler (default 2)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
     parser.set_defaults(run=run)
@@ -241,6 +241,9 @@ def _resume_defaults(args, digest, writer):
 def run(args, out):
     from ..results import MODES
 
+    if args.resume and args.out and not os.path.exists(args.out):  # checked first: nothing loads, nothing starts
+        raise arguments.nothing_to_resume("results file" if args.executor == "local" else "directory", args.out,
+                                          "run without --resume to start it")
     if args.modes:
         bad = [m for m in args.modes if m not in MODES]
         if bad:

@@ -27,7 +27,7 @@ def add_parser(commands):
     parser.add_argument("--device", choices=catalog.DEVICES, help="preview the plan for this device (default: detect)")
     parser.add_argument("--tf-version", type=arguments.tf_version,
                         help="preview the plan for this TF version (default: the installed TF)")
-    parser.add_argument("--seed", type=int, help="as patch(seed=SEED): seeding covers the unseeded-RNG sources")
+    parser.add_argument("--seed", type=arguments.seed, help="as patch(seed=SEED): seeding covers the unseeded-RNG sources")
     parser.add_argument("--on-unsupported", choices=("raise", "warn"), default="raise",
                         help="as patch(on_unsupported=...); 'warn' takes TF's error-silencing switches")
     parser.add_argument("--json", action="store_true", help="print JSON for machines instead of tables")

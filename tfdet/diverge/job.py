@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 
+from ..executor.lifeline import child_guard
 from ..executor.signals import restore_sigterm, unwind_on_sigterm
 
 STDERR_TAIL = 2000
@@ -42,7 +43,7 @@ def run_training(spec, timeout=None, python=None):
             json.dump(spec, handle)
         command = module_command(python or sys.executable, "tfdet.diverge.training") + [spec_path, workdir]
         proc = subprocess.Popen(command, env=_environ(spec), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                universal_newlines=True)
+                                universal_newlines=True, preexec_fn=child_guard())  # dies with this process
         previous = unwind_on_sigterm()
         try:
             _, stderr = proc.communicate(timeout=timeout)

@@ -1,9 +1,13 @@
 """The local backend: a pool of `jobs` processes (spawned, so a job never
-inherits a parent's TensorFlow state), results in completion order."""
+inherits a parent's TensorFlow state), results in completion order. The pool
+processes die with the process that made them (lifeline.py): a parent killed
+by SIGKILL leaves no worker behind to start a job still queued."""
 
 import concurrent.futures
 import multiprocessing
+import os
 
+from . import lifeline
 from .base import JobError
 
 
@@ -17,7 +21,8 @@ class LocalExecutor(object):
 
     def __enter__(self):
         self.pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+            max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+            initializer=lifeline.watch_parent, initargs=(os.getpid(),))
         return self
 
     def __exit__(self, *exc):
@@ -42,7 +47,7 @@ class LocalExecutor(object):
     def run(self, jobs, placement=None):
         """Yield (key, result or JobError) as the jobs finish. `placement` (a
         job key -> a key of machines()) is accepted for symmetry: every job runs here."""
-        futures = {self.pool.submit(function, *args, **kwargs): key
+        futures = {self.pool.submit(lifeline.guarded_call, function, args, kwargs): key
                    for key, (function, args, kwargs) in jobs.items()}
         for future in concurrent.futures.as_completed(futures):
             key = futures[future]

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from ..executor.lifeline import child_guard
 from ..probe.process import module_command
 from . import venvs
 from .versions import by_tf
@@ -42,7 +43,8 @@ def run_version(tf, base, results, modes, options, resume, create_only=False, ro
     command = probe_command(venvs.env_python(version, base), results, modes, options, resume)
     try:
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 universal_newlines=True, env=venvs.quiet_environ())
+                                 universal_newlines=True, env=venvs.quiet_environ(),
+                                 preexec_fn=child_guard(signal.SIGTERM))  # ends as on Ctrl-C with this process
     except OSError as exc:
         code, error = None, str(exc)
     else:

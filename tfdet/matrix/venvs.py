@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import time
 
+from ..executor.lifeline import child_guard
 from .versions import env_name
 
 # Where environments live unless --venvs or TFDET_VENVS says otherwise.
@@ -120,7 +121,7 @@ def smoke(python, timeout=SMOKE_TIMEOUT):
         return False, None, None, "%s does not exist" % python
     try:
         r = subprocess.run([python, "-c", SMOKE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, env=quiet_environ(), timeout=timeout)
+                           universal_newlines=True, env=quiet_environ(), timeout=timeout, preexec_fn=child_guard())
     except subprocess.TimeoutExpired:
         return False, None, None, "smoke test timed out after %ds" % timeout
     except OSError as exc:
@@ -139,8 +140,8 @@ def wanted(version, tf_version):
 def _step(command, timeout):
     """(ok, stderr tail) of one creation step."""
     try:
-        r = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, env=quiet_environ(), timeout=timeout)
+        r = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # pip dies with this process
+                           universal_newlines=True, env=quiet_environ(), timeout=timeout, preexec_fn=child_guard())
     except subprocess.TimeoutExpired:
         return False, "timed out after %ds: %s" % (timeout, " ".join(command))
     except OSError as exc:

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 
+from ..executor.lifeline import child_guard
 from ..executor.signals import restore_sigterm, unwind_on_sigterm
 
 STDERR_TAIL = 2000
@@ -36,8 +37,9 @@ def probe_on_this_machine(flags, key, resume):
     command = [sys.executable, "-m", "tfdet", "probe"] + list(flags) + [
         "--out", path, "--quiet", "--allow-missing-modes", "--resume" if resume and os.path.exists(path)
         else "--overwrite"]
+    # SIGTERM when this process ends: the probe then stops as on Ctrl-C, keeping its cases
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               universal_newlines=True)
+                               universal_newlines=True, preexec_fn=child_guard(signal.SIGTERM))
     previous = unwind_on_sigterm()  # in a pool process, SIGTERM from the executor lands in the except below
     try:
         _, stderr = process.communicate()

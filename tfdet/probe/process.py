@@ -8,6 +8,8 @@ import subprocess
 import threading
 import time
 
+from ..executor.lifeline import child_guard
+
 
 class WorkerFailed(Exception):
     """The worker died or stopped answering. `stderr_tail` says what it said last."""
@@ -62,7 +64,8 @@ class WorkerProcess(object):
         try:
             self.proc = subprocess.Popen(
                 module_command(self.python, "tfdet.probe.worker"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env=self.environ, universal_newlines=True, bufsize=1)
+                stderr=subprocess.PIPE, env=self.environ, universal_newlines=True, bufsize=1,
+                preexec_fn=child_guard(outlives_thread=True))  # dies with the probe, even mid-case
         except OSError as exc:
             raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc)) from None
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put, True), daemon=True).start()

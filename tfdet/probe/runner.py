@@ -18,6 +18,7 @@ from . import cases
 from . import measure, scratch
 from .modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
+from ..executor.lifeline import child_guard
 from .process import WorkerFailed, WorkerProcess, module_command
 
 
@@ -78,7 +79,7 @@ def query_tf_version(python):
     """The TF version installed for another interpreter, without importing TF."""
     try:
         done = subprocess.run(module_command(python, "tfdet.tfinfo"), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60, preexec_fn=child_guard())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProbeError("cannot run %s: %s" % (python, exc)) from None
     version = done.stdout.strip()
@@ -115,7 +116,7 @@ def patch_available(python=None):
     # environment links to it and still has site-packages of its own.
     try:
         done = subprocess.run(module_command(python, "tfdet.probe.patch_check"), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=300)
+                              stderr=subprocess.DEVNULL, timeout=300, preexec_fn=child_guard())
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0

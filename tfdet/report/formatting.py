@@ -2,6 +2,7 @@
 labels, and the orders runs and modes are shown in. Pure; no report types."""
 
 from ..results import stats
+from ..results.interpret import NOT_PRECISE
 from ..results.vocabulary import MODES
 
 DASH = "\u2014"
@@ -61,6 +62,8 @@ def cost_label(ratio, low=None, high=None):
     """The cost shown in a cell: in words where its 95% interval includes 1."""
     if ratio is None:
         return ""
+    if stats.imprecise_cost(low, high):
+        return NOT_PRECISE
     if stats.no_measurable_cost(low, high):
         return "no measurable cost"
     return "%s%.2f" % (TIMES, ratio)

@@ -19,6 +19,7 @@ from packaging.version import Version
 from ..catalog.versions import tf_minor
 from ..results import ResultsError, stats
 from ..results.vocabulary import DETERMINISTIC, FAILED, MODES, RAISED, SKIPPED, VARIES
+from ..results.interpret import NOT_PRECISE
 from . import claims, findings, grid, matrix_verdict, svg
 from . import runs as run_views
 from .formatting import DASH, cost_label, file_name, mode_key, ratio_text, row_label, seconds, text
@@ -318,6 +319,8 @@ def _cost_cell(run, record):
     label = cost_label(record.ratio, record.ratio_low, record.ratio_high)
     if label == "no measurable cost":
         label, css = "~1", "nocost"
+    elif label == NOT_PRECISE:  # too wide an interval: neither dearer nor cheaper
+        label, css = "?", "nocost"
     else:
         css = "dearer" if record.ratio > 1 else "cheaper"
     interval = ratio_text(record.ratio, record.ratio_low, record.ratio_high)

@@ -71,9 +71,22 @@ def row_advice(row, runs, catalogue):
 def cost_phrase(records):
     """'at no measurable cost' / 'at no measurable cost in 3 of 5 measurements, ×1.2 to ×2.0 in the others' /
     'at a median cost of ×1.40 (×1.20 to ×2.00)': costs whose 95% interval includes 1 are none."""
-    quiet, costly = [], []
+    quiet, costly, vague = [], [], []
     for record in records:
-        (quiet if stats.no_measurable_cost(record.ratio_low, record.ratio_high) else costly).append(record.ratio)
+        if stats.imprecise_cost(record.ratio_low, record.ratio_high):
+            vague.append(record.ratio)
+        else:
+            (quiet if stats.no_measurable_cost(record.ratio_low, record.ratio_high) else costly).append(record.ratio)
+    phrase = _cost_phrase(quiet, costly)
+    if not vague:
+        return phrase
+    if not phrase:  # too wide an interval says nothing, neither cost nor its absence
+        return "at a cost not measured precisely enough"
+    return "%s; not measured precisely enough in %d of %d measurements" % (
+        phrase, len(vague), len(vague) + len(quiet) + len(costly))
+
+
+def _cost_phrase(quiet, costly):
     if not quiet and not costly:
         return ""
     if not costly:

@@ -8,11 +8,18 @@ from . import stats
 from .vocabulary import MEASURED, VARIES
 
 
+NOT_PRECISE = "not measured precisely enough"
+
+
 def cost_words(ratio, low=None, high=None, ascii_only=False):
     """A latency ratio to baseline in words: 'no measurable cost' where its 95% interval
-    includes 1 (x0.96 would read as a speed-up it is not), else 'x1.34 [1.20-1.51]'."""
+    includes 1 (x0.96 would read as a speed-up it is not), 'not measured precisely
+    enough' where the interval is too wide to say (stats.imprecise_cost), else
+    'x1.34 [1.20-1.51]'."""
     times, dash = ("x", "-") if ascii_only else ("\u00d7", "\u2013")
     interval = " [%.2f%s%.2f]" % (low, dash, high) if low is not None and high is not None else ""
+    if stats.imprecise_cost(low, high):
+        return NOT_PRECISE + interval
     if stats.no_measurable_cost(low, high):
         return "no measurable cost" + interval
     return "%s%.2f%s" % (times, ratio, interval)

@@ -365,10 +365,21 @@ def iqr(samples):
     return float(q1), float(q3)
 
 
+# A ratio's 95% interval that holds both of these says nothing about the cost:
+# it admits a 20% gain and a 25% loss alike (x0.8 and x1.25 are each other's
+# inverse). Such a cost is "not measured precisely enough", never "no cost".
+IMPRECISE_BELOW, IMPRECISE_ABOVE = 0.8, 1.25
+
+
+def imprecise_cost(low, high):
+    """Whether a ratio's interval [low, high] is too wide to say anything (see IMPRECISE_BELOW)."""
+    return low is not None and high is not None and low <= IMPRECISE_BELOW and high >= IMPRECISE_ABOVE
+
+
 def no_measurable_cost(low, high):
-    """Whether a ratio's interval [low, high] includes 1: no cost (or gain) is shown.
-    False where the interval is unknown."""
-    return low is not None and high is not None and low <= 1.0 <= high
+    """Whether a ratio's interval [low, high] includes 1 and is narrow enough to
+    mean it: no cost (or gain) is shown. False where the interval is unknown."""
+    return low is not None and high is not None and low <= 1.0 <= high and not imprecise_cost(low, high)
 
 
 def _bootstrap_medians(a, n_boot, rs):
