@@ -198,6 +198,7 @@ class Recorder:
         self.tf_version = tf.__version__
         self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
+        self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
         self._op_records = []  # every graph op traced so far: a repeat's trace repeats them (its graphs are reused)
         self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
         self.repeat = -1
@@ -289,7 +290,7 @@ class Recorder:
         # Returns the outputs unchanged, never None: TF hands each callback what the
         # one before returned, and a None would blind the callbacks after this one.
         op_type = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
-        if self.capturing:
+        if self.capturing and not getattr(self._own, "active", False):
             if graph is not None:
                 self._traced(op_type, inputs, attrs, outputs, op_name, graph)
             else:
@@ -356,7 +357,13 @@ class Recorder:
         dtype = _variable_dtype(attrs)
         if dtype is None:
             return None
-        value = tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+        # TF calls the callback for this eager read too: not the program's op, so not recorded
+        # (recorded, it came before the write it reads and was blamed for the write's difference)
+        self._own.active = True
+        try:
+            value = tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+        finally:
+            self._own.active = False
         return self._hash_eager(value, ref)
 
     def _traced(self, op_type, inputs, attrs, outputs, op_name, graph):
