@@ -92,3 +92,9 @@ def weighted_bincount_step():
     values = tf.constant(rng.randint(0, 100, 100000), tf.int32)
     weights = tf.constant(rng.standard_normal(100000).astype(np.float32))
     return float(tf.reduce_sum(tf.math.bincount(values, weights=weights, minlength=100)))  # BINCOUNT LINE
+
+
+def two_tables_step():
+    """Two eager scatter_subs into two tables: two roots, both eager ops (the second
+    is one of the result's other_roots)."""
+    return scatter_sub_step() + scatter_sub_step()

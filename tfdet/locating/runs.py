@@ -136,7 +136,7 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
             raise
         last = repeat == repeats - 1 or not os.path.exists(repeat_path(trace, repeat + 1))
         if write_failed and last:
-            status, detail = "write-failed", _last_lines(stem + ".log", 1) or "the trace could not be written"
+            status, detail = "write-failed", _write_failure(stem + ".log", process.returncode)
         elif timed_out and last:
             status, detail = "timed-out", "no end within %gs: stopped" % timeout
         else:
@@ -179,6 +179,15 @@ def _stop(process, gentle=True):
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _write_failure(log, returncode):
+    """What child.py said about its trace (its last line), or what its exit says."""
+    said = [line for line in _last_lines(log, 5).split(" | ") if "could not be written: " in line]
+    if said:
+        return said[-1].split("could not be written: ", 1)[1]
+    return "the trace could not be written (%s)" % (
+        "file too large" if returncode < 0 else "exit status %d; the log could not say why" % returncode)
 
 
 def _last_lines(path, count=3):
