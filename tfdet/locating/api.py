@@ -123,6 +123,10 @@ def _verdict(first, compared, processes, repeats, evidence):
         if not evidence.compared:
             return ("No difference in the %d op outputs recorded, but no two runs finished to be compared "
                     "(see the notes)." % compared)
+        if evidence.differing:
+            return ("No op output differed with matching inputs in the %d compared across %s, but %d of %d runs "
+                    "did not match their counterpart (see the notes)." % (compared, runs, evidence.differing,
+                                                                         evidence.compared))
         return "No difference: %d op outputs matched across %s; %s." % (compared, runs, evidence.describe())
     where = first.function or "eager code"
     step = (", step %d" % first.step) if first.step else ""
@@ -131,7 +135,7 @@ def _verdict(first, compared, processes, repeats, evidence):
 
 
 class Evidence:
-    """How many runs were compared with their counterpart, whole, and how many differed."""
+    """How many runs that finished were compared with their counterpart, and how many differed."""
 
     def __init__(self, compared, differing):
         self.compared, self.differing = compared, differing
@@ -262,9 +266,9 @@ def _locate(target, runs, repeats, workdir, keep, detail, jobs, options, progres
         for index, run in others:
             comparison = align.compare(base, run)
             comparisons.append(comparison)
-            whole = base.status == "finished" and run.status == "finished" and comparison.unmatched is None
-            compared_whole += whole
-            differing += bool(comparison.roots or comparison.spread)
+            compared_whole += base.status == "finished" and run.status == "finished"
+            # a run that took another path (or whose capture stopped elsewhere) differed too
+            differing += bool(comparison.roots or comparison.spread or comparison.unmatched is not None)
             if comparison.unmatched is not None and not unmatched_noted:
                 unmatched_noted = True
                 notes.append("run %d has no counterpart for %s (%s): the runs took different paths, or capture "

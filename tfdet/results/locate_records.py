@@ -96,7 +96,8 @@ class LocateResult(Record):
     notes: List[str] = field([])
     calls: int = field(1, doc="calls of the program in each process; each call is a run of its own, compared "
                               "with the same call in the first process")
-    runs_compared: int = field(0, doc="runs compared whole with their counterpart (both finished)")
+    runs_compared: int = field(0, doc="runs compared with their counterpart (the same call in the first process), "
+                                          "both having finished")
     runs_differing: int = field(0, doc="compared runs whose op outputs differed from their counterpart's")
     rate_ruled_out: Optional[float] = field(None, doc="when no run differed: a per-run rate of differing above "
                                                       "this is ruled out at 95% (1 - 0.05 ** (1 / runs_compared))")
