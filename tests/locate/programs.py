@@ -28,3 +28,18 @@ def starts_a_sleep(pid_dir):
     with open(os.path.join(pid_dir, "%d.pid" % child.pid), "w") as handle:
         handle.write(str(child.pid))
     return float(tf.reduce_sum(tf.square(tf.constant([1.0, 2.0]))))
+
+
+def traced_once_step():
+    """A tf.function traced on the first call only; later calls reuse its graph."""
+    import tensorflow as tf
+
+    if "step" not in _STATE:
+        table = tf.Variable(tf.zeros([8]))
+
+        @tf.function
+        def step():
+            table.assign_add(tf.range(8, dtype=tf.float32))
+            return tf.reduce_sum(table)
+        _STATE["step"] = step
+    return float(_STATE["step"]())

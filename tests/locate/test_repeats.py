@@ -114,3 +114,20 @@ def test_a_pass_says_what_it_ruled_out():
     result = testing.assert_reproducible(steps.deterministic_step, 2, repeats=3)
     assert result.rate_ruled_out == round(1 - 0.05 ** (1 / 3.0), 4) and not math.isnan(result.rate_ruled_out)
     assert result.verdict.endswith("0 of 3 runs differed: a per-run rate above 63% is ruled out at 95%.")
+
+
+@pytest.mark.slow
+def test_each_call_in_a_process_has_its_own_trace_knowing_the_graphs_traced_before(tmp_path):
+    from tfdet.locating import runs
+    from tfdet.locating.trace_file import repeat_path
+
+    target = runs.function_target(programs.traced_once_step, (), {})
+    calls = runs.run_once(target, str(tmp_path), 0, repeats=3)
+    assert [outcome.status for _, outcome in calls] == ["finished"] * 3
+    assert [outcome.call for _, outcome in calls] == [0, 1, 2]
+    assert os.path.exists(repeat_path(str(tmp_path / "run-0.trace.jsonl"), 2))
+    keys = [[e.key for e in run.executions if e.key[0] == "g"] for run, _ in calls]
+    assert keys[0] and keys[0] == keys[1] == keys[2]  # occurrences and steps count per call
+    for run, _ in calls[1:]:  # traced once, in the first call: the later traces still name every op
+        assert all(e.op.op_type != "?" for e in run.executions), [e.key for e in run.executions if e.op.op_type == "?"]
+        assert {e.step for e in run.executions if e.key[0] == "g"} == {1}

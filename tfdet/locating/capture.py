@@ -199,7 +199,7 @@ class Recorder:
         self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
-        self._op_records = []  # every graph op traced so far: a repeat's trace repeats them (its graphs are reused)
+        self._op_records = {}  # (graph, op name) -> its "op" record: a repeat's trace repeats them (graphs are reused)
         self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
         self.repeat = -1
         self._file = None
@@ -221,7 +221,7 @@ class Recorder:
             self._failed(error)
             return
         self._write(["start", self.tf_version, self.device])
-        for record in self._op_records:
+        for record in list(self._op_records.values()):
             self._write(record)
 
     def restart(self, path, status, detail="", seconds=None):
@@ -380,7 +380,7 @@ class Recorder:
         frames = [(f.filename, f.lineno) for f in stack]
         record = ["op", key, op_name, op_type, input_refs, user_frame(frames), _forward_source(),
                   library_frame(stack)]
-        self._op_records.append(record)
+        self._op_records[(key, op_name)] = record
         self._write(record)
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]
