@@ -67,3 +67,34 @@ def deterministic_step(steps=3):
     for _ in range(steps):
         train_step()
     return float(tf.reduce_sum(w))
+
+
+def scatter_sub_step():
+    """One stock Variable.scatter_sub with repeated indices, eagerly: its result
+    differs in most runs on a multi-core CPU (ResourceScatterSub adds rows in
+    the order its threads reach them)."""
+    import tensorflow as tf
+
+    rng = np.random.RandomState(0)
+    indices = tf.constant(rng.randint(0, 1000, 200000), tf.int32)
+    updates = tf.constant(rng.standard_normal((200000, 4)).astype(np.float32))
+    table = tf.Variable(tf.zeros([1000, 4]))
+    table.scatter_sub(tf.IndexedSlices(updates, indices))  # SCATTER SUB LINE
+    return float(tf.reduce_sum(table))
+
+
+def weighted_bincount_step():
+    """One weighted tf.math.bincount, eagerly: it differs in a part of its runs
+    only (about a third on a 2-core CPU), the case a few runs miss."""
+    import tensorflow as tf
+
+    rng = np.random.RandomState(0)
+    values = tf.constant(rng.randint(0, 100, 100000), tf.int32)
+    weights = tf.constant(rng.standard_normal(100000).astype(np.float32))
+    return float(tf.reduce_sum(tf.math.bincount(values, weights=weights, minlength=100)))  # BINCOUNT LINE
+
+
+def two_tables_step():
+    """Two eager scatter_subs into two tables: two roots, both eager ops (the second
+    is one of the result's other_roots)."""
+    return scatter_sub_step() + scatter_sub_step()

@@ -1,5 +1,5 @@
-"""An example of tfdet.testing in a project's own test suite (about a minute:
-each test trains in three fresh processes):
+"""An example of tfdet.testing in a project's own test suite (a minute or two:
+each test calls its step 10 times in each of two fresh processes):
 
     pytest examples/locate/test_steps_reproduce.py
 

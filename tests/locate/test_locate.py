@@ -43,7 +43,7 @@ def tfdet(*argv, cwd=ROOT):
 
 
 def test_a_variable_scatter_with_repeated_indices_is_named_at_its_line():
-    result = locate(steps.scatter_add_step, 2, runs=2, detail=False)
+    result = locate(steps.scatter_add_step, 2, runs=2, repeats=1, detail=False)
     first = result.first_difference
     assert first is not None, result.verdict
     assert (first.op_type, first.output_slot) == ("ResourceScatterAdd", -1)  # what it wrote, read back
@@ -89,12 +89,13 @@ def test_the_cli_shows_the_op_and_line_and_its_json_follows_the_schema(tmp_path)
     assert shown.returncode == 1, shown.stderr
     assert "CropAndResizeGradImage" in shown.stdout and "crop_step.py:" in shown.stdout
     assert "Traceback" not in shown.stderr
-    out = tfdet(script, "--json", "--patch", "--no-detail", "--traces", str(tmp_path / "traces"), "--", "2")
+    out = tfdet(script, "--json", "--patch", "--no-detail", "--repeats", "2", "--traces", str(tmp_path / "traces"),
+                "--", "2")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     jsonschema.validate(data, schema.locate_schema())
-    assert data["first_difference"] is None and data["traces"] == str(tmp_path / "traces")
-    assert len([name for name in os.listdir(str(tmp_path / "traces")) if name.endswith(".trace.jsonl")]) == 2
+    assert data["first_difference"] is None and os.path.dirname(data["traces"]) == str(tmp_path / "traces")
+    assert len([name for name in os.listdir(data["traces"]) if name.endswith(".trace.jsonl")]) == 4
 
 
 def test_a_missing_script_is_exit_3_with_one_line(tmp_path):
@@ -106,7 +107,7 @@ def test_a_missing_script_is_exit_3_with_one_line(tmp_path):
 def test_a_script_that_raises_before_any_op_is_exit_3_with_one_line_and_its_logs_kept(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("raise ValueError('no data at /data/train')\n")
-    done = tfdet(str(broken))
+    done = tfdet(str(broken), "--repeats", "1")
     assert done.returncode == 3, done.stderr
     assert "ValueError: no data at /data/train" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -120,8 +121,8 @@ def test_a_run_that_hangs_is_stopped_and_what_it_recorded_is_compared(tmp_path):
     script.write_text("import time\nimport tensorflow as tf\n"
                       "x = tf.square(tf.constant([1.0, 2.0]))\nprint(float(tf.reduce_sum(x)), flush=True)\n"
                       "time.sleep(600)\n")
-    done = tfdet(str(script), "--timeout", "20", "--json")
-    assert done.returncode == 0, done.stderr
+    done = tfdet(str(script), "--timeout", "60", "--repeats", "1", "--json")
+    assert done.returncode == 3, done.stderr  # no two runs finished: nothing compared whole
     data = json.loads(done.stdout)
     assert [o["status"] for o in data["run_outcomes"]] == ["timed-out", "timed-out"]
     assert data["ops_compared"] >= 1 and data["traces"]  # kept: the runs did not finish
@@ -132,9 +133,9 @@ def test_a_script_that_raises_after_running_ops_is_compared_up_to_there_and_exit
     script = tmp_path / "fails_later.py"
     script.write_text("import tensorflow as tf\nx = tf.square(tf.constant([1.0, 2.0]))\n"
                       "raise RuntimeError('out of data at step 1')\n")
-    done = tfdet(str(script), "--no-detail")
+    done = tfdet(str(script), "--no-detail", "--repeats", "1")
     assert done.returncode == 3, done.stderr
-    assert "no run finished" in done.stdout and "RuntimeError: out of data at step 1" in done.stdout
+    assert "no two runs finished" in done.stdout and "RuntimeError: out of data at step 1" in done.stdout
     assert "traces kept in" in done.stdout
     hint = tfdet(str(script), "--no-detail", "--runs", "2")  # options after the script, without --
     assert "note: --no-detail --runs went to the script" in hint.stderr

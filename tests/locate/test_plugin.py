@@ -57,3 +57,24 @@ def test_the_fixture_fails_a_test_whose_step_does_not_reproduce_and_passes_it_pa
     result = pytester.runpytest("-p", "no:cacheprovider", *plugin_options())
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*did not reproduce*ResourceScatterAdd*"])
+
+
+@pytest.mark.slow
+def test_with_v_a_pass_says_what_it_ruled_out_and_records_it_for_junit(pytester):
+    shutil.copy(os.path.join(EXAMPLES, "steps.py"), str(pytester.path / "steps.py"))
+    pytester.makepyfile(test_passing="""
+        import pytest
+        import steps
+
+        @pytest.mark.reproducible(repeats=3)
+        def test_dense(reproducible):
+            reproducible(steps.deterministic_step, 1)
+    """)
+    result = pytester.runpytest("-v", "-p", "no:cacheprovider", "--junitxml=out.xml", *plugin_options())
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*tfdet: what the reproducible checks ruled out*",
+                                 "test_passing.py::test_dense: steps:deterministic_step: No difference:*"
+                                 "0 of 3 runs differed: a per-run rate above 63% is ruled out at 95%*"])
+    assert 'name="tfdet_reproducible"' in (pytester.path / "out.xml").read_text()
+    quiet = pytester.runpytest("-p", "no:cacheprovider", *plugin_options())
+    assert "ruled out" not in quiet.stdout.str()

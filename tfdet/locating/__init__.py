@@ -6,7 +6,7 @@ traces; align.py compares two of them; measure.py sizes a difference; api.py
 puts it together (tfdet.locate, and tfdet.testing's assertions on top of it).
 """
 
-from .api import LocateError, LocateInterrupted, locate, locate_script, locate_target
+from .api import LocateError, LocateInterrupted, LocateWriteError, locate, locate_script, locate_target
 from .runs import Target
 
-__all__ = ["LocateError", "LocateInterrupted", "Target", "locate", "locate_script", "locate_target"]
+__all__ = ["LocateError", "LocateInterrupted", "LocateWriteError", "Target", "locate", "locate_script", "locate_target"]

@@ -10,25 +10,42 @@ full, to say by how much it differed.
 import os
 import shutil
 import tempfile
+import threading
 
 from .. import __version__
+from ..results import stats
 from ..results.locate_records import KIND, SCHEMA_VERSION, Difference, LocateResult, Spread
 from . import align, measure
-from .runs import Target, function_target, run_once
+from .runs import Target, function_target, run_once, stop_all
 
 MAX_SPREAD = 12
 MAX_OTHER_ROOTS = 5
+CONFIDENCE = 0.95
+# The defaults, from the statistics: each call of a second process is compared
+# with the same call of the first, so 2 processes x 10 calls compare 10 runs. A
+# step whose runs differ with probability p >= 0.3 then shows a difference with
+# probability >= 1 - 0.7**10 = 97% (>= 95% needs 9), and 10 runs that all
+# matched rule out a per-run rate above 1 - 0.05**(1/10) = 26% at 95%.
+DEFAULT_RUNS = 2
+DEFAULT_REPEATS = 10
 
 
 class LocateError(Exception):
     """Locate could not compare anything (one line for the user)."""
 
 
+class LocateWriteError(LocateError):
+    """A run's trace could not be written (file too large, disk full), and what was
+    written did not differ: nothing can be said."""
+
+
 class LocateInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the runs; `traces` is the directory holding what they recorded."""
+    """Ctrl-C or SIGTERM during the runs; `traces` is the --traces directory keeping
+    what they recorded, or None (a temporary one, removed)."""
 
     def __init__(self, traces):
-        super().__init__("interrupted; the traces recorded so far are kept in %s" % traces)
+        super().__init__("interrupted; " + ("the traces recorded so far are kept in %s" % traces if traces
+                                           else "nothing kept"))
         self.traces = traces
 
 
@@ -72,17 +89,19 @@ def _save_ref(execution):
     return (key[1], key[2], key[3]) if key[0] == "g" else (key[1], key[2])
 
 
-def _detail(target, workdir, execution, options, notes, progress, attempts=4):
+def _detail(target, workdir, execution, call, options, notes, progress, attempts=4):
     """Run again saving only the culprit's output, until two runs differ there (at
     most `attempts` runs): the size of its difference at the same occurrence, or
-    the largest over the occurrences where it differed."""
+    the largest over the occurrences where it differed. `call`: the call of the
+    program it differed in; each detail process calls the program up to there."""
     import numpy as np
 
     ref = _save_ref(execution)
     saved = []
     for index in range(attempts):
         progress("detail run %d (at most %d): saving %s" % (index + 1, attempts, execution.op.name))
-        run, _ = run_once(target, workdir, index, save=[ref], **options)
+        calls = run_once(target, workdir, index, save=[ref], **dict(options, repeats=call + 1))
+        run = calls[call][0] if len(calls) > call else None
         saved.append(run.saved if run is not None else {})
         found = []
         for earlier in saved[:-1]:
@@ -97,96 +116,206 @@ def _detail(target, workdir, execution, options, notes, progress, attempts=4):
     return None
 
 
-def _verdict(first, compared, runs, outcomes):
+def _verdict(first, compared, processes, repeats, evidence):
+    runs = "%d runs" % processes if repeats == 1 else "%d runs (%d processes x %d calls)" % (
+        processes * repeats, processes, repeats)
     if first is None:
-        if not any(outcome.status == "finished" for outcome in outcomes):
-            return "No difference in the %d op outputs recorded, but no run finished (see the notes)." % compared
-        return "No difference: %d op outputs matched across %d runs." % (compared, runs)
+        if not evidence.compared:
+            return ("No difference in the %d op outputs recorded, but no two runs finished to be compared "
+                    "(see the notes)." % compared)
+        if evidence.differing:
+            return ("No op output differed with matching inputs in the %d compared across %s, but %d of %d runs "
+                    "did not match their counterpart (see the notes)." % (compared, runs, evidence.differing,
+                                                                         evidence.compared))
+        return "No difference: %d op outputs matched across %s; %s." % (compared, runs, evidence.describe())
     where = first.function or "eager code"
     step = (", step %d" % first.step) if first.step else ""
     return "First difference: %s (%s) in %s%s, at %s." % (first.op_type, first.op_name, where, step,
                                                            first.source or "an unknown line")
 
 
+class Evidence:
+    """How many runs that finished were compared with their counterpart, and how many differed."""
+
+    def __init__(self, compared, differing):
+        self.compared, self.differing = compared, differing
+
+    @property
+    def rate_ruled_out(self):
+        """With no run differing: the per-run rate of differing ruled out at 95%; else None."""
+        if self.differing or not self.compared:
+            return None
+        return round(stats.max_rate_ruled_out(self.compared, CONFIDENCE), 4)
+
+    def describe(self):
+        return stats.describe_ruled_out(self.compared, CONFIDENCE)
+
+
 def _run_all(target, workdir, runs, jobs, options, progress):
-    """Every run's (Run, RunOutcome), in run order; `jobs` processes at a time."""
+    """Every process's calls [(Run, RunOutcome), ...], in process order; `jobs` processes at a time.
+    Interrupted (Ctrl-C, SIGTERM): every process still running is killed, with what it started."""
+    repeats = options.get("repeats", 1)
+    what = target.describe() + ((", %d calls in each" % repeats) if repeats > 1 else "")
     if jobs <= 1:
         results = []
         for index in range(runs):
-            progress("run %d of %d: %s" % (index + 1, runs, target.describe()))
+            progress("run %d of %d: %s" % (index + 1, runs, what))
             results.append(run_once(target, workdir, index, **options))
         return results
     from concurrent.futures import ThreadPoolExecutor
 
-    progress("%d runs, %d at a time: %s" % (runs, jobs, target.describe()))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait on the processes
-        return list(pool.map(lambda index: run_once(target, workdir, index, **options), range(runs)))
+    progress("%d runs, %d at a time: %s" % (runs, jobs, what))
+    stopping = threading.Event()
+
+    def one(index):
+        if stopping.is_set():
+            raise KeyboardInterrupt
+        return run_once(target, workdir, index, **options)
+
+    pool = ThreadPoolExecutor(max_workers=jobs)  # threads only wait on the processes
+    try:
+        return list(pool.map(one, range(runs)))
+    except BaseException:
+        stopping.set()
+        stop_all()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _workdir(traces):
+    """A directory of this invocation's own: under `traces` when given (two locates
+    sharing one --traces never touch each other's files), else a temporary one."""
+    if traces:
+        os.makedirs(traces, exist_ok=True)
+        return tempfile.mkdtemp(prefix="locate-", dir=traces)
+    return tempfile.mkdtemp(prefix="tfdet-locate-")
+
+
+def _pairs(processes):
+    """(call, base (process, Run), [(process, Run), ...]) for each call any two processes recorded:
+    a call is compared only with the same call of the other processes."""
+    most = max((len(calls) for calls in processes), default=0)
+    pairs = []
+    for call in range(most):
+        usable = [(index, calls[call][0]) for index, calls in enumerate(processes)
+                  if len(calls) > call and calls[call][0] is not None and calls[call][0].executions]
+        if len(usable) >= 2:
+            pairs.append((call, usable[0], usable[1:]))
+    return pairs
 
 
 def locate_target(target, runs=2, steps=None, max_bytes=None, timeout=None, traces=None, detail=True,
-                  method=None, patch=False, jobs=1, progress=None):
-    """Run `target` (runs.Target) `runs` times and compare. Returns a LocateResult.
-    traces: a directory to keep the traces in (default: a temporary one, removed
+                  method=None, patch=False, jobs=1, progress=None, repeats=1):
+    """Run `target` (runs.Target) in `runs` processes, calling it `repeats` times in
+    each, and compare every call with the same call in the first process. Returns
+    a LocateResult. traces: a directory to keep the traces in (each invocation
+    gets its own subdirectory there; default: a temporary directory, removed
     unless something failed). patch: apply tfdet.patch() in each run first.
-    jobs: runs at a time (each is its own process).
-    Raises LocateError when no run left anything to compare."""
+    jobs: processes at a time. Raises LocateError when no run left anything to
+    compare, LocateWriteError when a trace could not be written and nothing
+    differed in what was, LocateInterrupted on Ctrl-C or SIGTERM (every process
+    is stopped; a temporary traces directory is removed)."""
     if runs < 2:
         raise ValueError("locate needs at least 2 runs to compare, not %d" % runs)
+    if repeats < 1:
+        raise ValueError("locate needs at least 1 call in each run, not %d" % repeats)
     progress = progress or (lambda message: None)
-    workdir = traces or tempfile.mkdtemp(prefix="tfdet-locate-")
-    os.makedirs(workdir, exist_ok=True)
-    options = {"steps": steps, "max_bytes": max_bytes, "timeout": timeout, "method": method, "patch": patch}
-    recorded, outcomes, notes = [], [], []
+    workdir = _workdir(traces)
+    options = {"steps": steps, "max_bytes": max_bytes, "timeout": timeout, "method": method, "patch": patch,
+               "repeats": repeats}
     try:
-        finished = _run_all(target, workdir, runs, jobs, options, progress)
+        return _locate(target, runs, repeats, workdir, bool(traces), detail, jobs, options, progress)
     except KeyboardInterrupt:
-        raise LocateInterrupted(workdir) from None
-    for index, (run, outcome) in enumerate(finished):
-        outcomes.append(outcome)
-        if run is not None:
-            recorded.append((index, run))
-        if outcome.status != "finished":
-            notes.append("run %d %s: %s" % (index, outcome.status, outcome.detail))
+        stop_all()
+        if not traces:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise LocateInterrupted(workdir if traces else None) from None
+    except LocateWriteError:
+        if not traces:
+            shutil.rmtree(workdir, ignore_errors=True)  # what filled the disk goes
+        raise
+
+
+def _locate(target, runs, repeats, workdir, keep, detail, jobs, options, progress):
+    outcomes, notes = [], []
+    processes = _run_all(target, workdir, runs, jobs, options, progress)
+    for calls in processes:
+        for _, outcome in calls:
+            outcomes.append(outcome)
+            if outcome.status != "finished":
+                notes.append("run %d (process %d, call %d) %s: %s" % (
+                    outcome.process * repeats + outcome.call, outcome.process, outcome.call, outcome.status,
+                    outcome.detail))
+        ended = [outcome.status for _, outcome in calls]
+        if len(ended) > 1 and ended[0] == "finished" and ended[-1] == "raised":
+            notes.append("process %d stopped after call %d: the program raised when called again in the same "
+                         "process (with repeats=1 it runs once per process)" % (calls[0][1].process, len(ended)))
     failed = any(outcome.status != "finished" for outcome in outcomes)
-    usable = [(index, run) for index, run in recorded if run.executions]
-    if len(usable) < 2:
+    write_failures = [o for o in outcomes if o.status == "write-failed"]
+    pairs = _pairs(processes)
+    if not pairs:
+        if write_failures:
+            raise LocateWriteError("a trace could not be written: %s" % write_failures[0].detail)
         reason = ("the program ran no TensorFlow op that could be fingerprinted"
                   if all(o.status == "finished" for o in outcomes) else "; ".join(notes))
         raise LocateError("nothing to compare: %s (traces and logs kept in %s)" % (reason, workdir))
-    (first_index, base), others = usable[0], usable[1:]
-    comparisons = [align.compare(base, run) for _, run in others]
-    found = align.first_root(comparisons, base)
+    found, comparisons, compared_whole, differing, unmatched_noted = None, [], 0, 0, False
+    for call, (base_index, base), others in pairs:
+        position = None
+        for index, run in others:
+            comparison = align.compare(base, run)
+            comparisons.append(comparison)
+            compared_whole += base.status == "finished" and run.status == "finished"
+            # a run that took another path (or whose capture stopped elsewhere) differed too
+            differing += bool(comparison.roots or comparison.spread or comparison.unmatched is not None)
+            if comparison.unmatched is not None and not unmatched_noted:
+                unmatched_noted = True
+                notes.append("run %d has no counterpart for %s (%s): the runs took different paths, or capture "
+                             "stopped earlier in one; compared up to there" % (
+                                 index * repeats + call, comparison.unmatched.op.name,
+                                 comparison.unmatched.op.op_type))
+            if comparison.first is not None:
+                if position is None:
+                    position = {execution.key: at for at, execution in enumerate(base.executions)}
+                rank = (call, position[comparison.first.key])
+                if found is None or rank < found[0]:
+                    found = (rank, call, (base_index * repeats + call, index * repeats + call), base,
+                             comparison)
     compared = min(c.compared for c in comparisons)
-    for comparison, (index, _) in zip(comparisons, others):
-        if comparison.unmatched is not None:
-            notes.append("run %d has no counterpart for %s (%s): the runs took different paths, or capture "
-                         "stopped earlier in one; compared up to there" % (
-                             index, comparison.unmatched.op.name, comparison.unmatched.op.op_type))
+    evidence = Evidence(compared_whole, differing)
     first, other_roots, spread, spread_total = None, [], [], 0
     if found is not None:
-        which, execution = found
-        pair = (first_index, others[which][0])
+        _, call, pair, base, comparison = found
+        execution = comparison.first
         try:
-            stats = _detail(target, workdir, execution, options, notes, progress) if detail else None
+            stats_ = _detail(target, workdir, execution, call, options, notes, progress) if detail else None
         except KeyboardInterrupt:
-            raise LocateInterrupted(workdir) from None
-        first = _difference(execution, pair, base, stats)
-        comparison = comparisons[which]
+            raise
+        first = _difference(execution, pair, base, stats_)
         other_roots = [_difference(root, pair, base) for root in comparison.roots[1:1 + MAX_OTHER_ROOTS]]
-        after = [s for s in comparison.spread]
-        spread_total = len(after)
+        spread_total = len(comparison.spread)
         spread = [Spread(op_type=s.op.op_type, op_name=s.op.name, function=s.op.graph, step=s.step)
-                  for s in after[:MAX_SPREAD]]
-    if base.stopped_by:
+                  for s in comparison.spread[:MAX_SPREAD]]
+        if write_failures:
+            notes.append("a trace could not be written (%s): the difference was found in what was"
+                         % write_failures[0].detail)
+    elif write_failures:
+        raise LocateWriteError("a trace could not be written, so the runs were not compared whole: %s"
+                               % write_failures[0].detail)
+    base = pairs[0][1][1]
+    if base.stopped_by and base.stopped_by != "write-failed":
         notes.append("capture stopped on purpose (%s): what ran after was not compared" % base.stopped_by)
-    kept = workdir if (traces or failed) else None
+    kept = workdir if (keep or failed) else None
     if kept is None:
         shutil.rmtree(workdir, ignore_errors=True)
     return LocateResult(
         kind=KIND, schema_version=SCHEMA_VERSION, tfdet_version=__version__, tf_version=base.tf_version or "",
         device=base.device or "cpu", target=target.describe(), runs=runs, ops_compared=compared,
-        verdict=_verdict(first, compared, runs, outcomes), first_difference=first, other_roots=other_roots,
-        spread=spread, spread_total=spread_total, run_outcomes=outcomes, traces=kept, notes=notes)
+        verdict=_verdict(first, compared, runs, repeats, evidence), first_difference=first,
+        other_roots=other_roots, spread=spread, spread_total=spread_total, run_outcomes=outcomes, traces=kept,
+        notes=notes, calls=repeats, runs_compared=evidence.compared, runs_differing=evidence.differing,
+        rate_ruled_out=evidence.rate_ruled_out)
 
 
 def locate_script(script, args=(), **options):
@@ -196,11 +325,12 @@ def locate_script(script, args=(), **options):
     return locate_target(Target(script=script, args=tuple(args)), **options)
 
 
-def locate(fn, *args, runs=2, steps=None, max_bytes=None, timeout=None, traces=None, detail=True, patch=False,
-           **kwargs):
-    """Call fn(*args, **kwargs) in `runs` fresh processes with capture on and
-    return where their op outputs first differed (a LocateResult;
-    .first_difference is None when nothing did). fn must be a top-level
-    function of an importable module (each process imports it again)."""
-    return locate_target(function_target(fn, args, kwargs), runs=runs, steps=steps, max_bytes=max_bytes,
-                         timeout=timeout, traces=traces, detail=detail, patch=patch)
+def locate(fn, *args, runs=DEFAULT_RUNS, repeats=DEFAULT_REPEATS, steps=None, max_bytes=None, timeout=None,
+           traces=None, detail=True, patch=False, **kwargs):
+    """Call fn(*args, **kwargs) `repeats` times in each of `runs` fresh processes with
+    capture on and return where their op outputs first differed (a LocateResult;
+    .first_difference is None when nothing did, and .rate_ruled_out says what
+    that rules out). fn must be a top-level function of an importable module
+    (each process imports it again). Defaults: see DEFAULT_REPEATS."""
+    return locate_target(function_target(fn, args, kwargs), runs=runs, repeats=repeats, steps=steps,
+                         max_bytes=max_bytes, timeout=timeout, traces=traces, detail=detail, patch=patch)

@@ -27,8 +27,13 @@ The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["save", key, path]                                                     an output saved in full (detail pass;
                                                                           key as in trace_file.py)
   ["start", tf version, device]                                           the first record
-  ["end", status, detail, stopped_by]                                     the program ended (finished, raised,
-                                                                          interrupted); stopped_by: steps, max-bytes
+  ["end", status, detail, stopped_by, seconds]                            the program ended (finished, raised,
+                                                                          interrupted); stopped_by: steps, max-bytes;
+                                                                          seconds: how long this call took
+
+A process that calls the program several times (repeats) writes one trace per
+call; each repeats the "op" records of the graphs traced before, which the
+later calls reuse without tracing them again.
 
 An eager input is ["e", index, slot] when a recorded eager op made it, else its own fingerprint.
 """
@@ -190,16 +195,53 @@ class Recorder:
         self.device = "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
         # on a GPU, sums computed on the device: no output is copied to the host to be fingerprinted
         self.method = method or ("checksum" if self.device == "gpu" else "fingerprint")
-        self.stopped_by = None
-        self._file = open(path, "w", encoding="utf-8")
+        self.tf_version = tf.__version__
+        self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
+        self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
+        self._op_records = {}  # (graph, op name) -> its "op" record: a repeat's trace repeats them (graphs are reused)
+        self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
+        self.repeat = -1
+        self._file = None
+        self._begin(path)
+
+    def _begin(self, path):
+        """Start the trace of one call of the program (caller holds no lock)."""
+        self.stopped_by = "write-failed" if self.write_error else None
+        self.path = path
+        self.repeat += 1
         self._written = 0
         self._eager_index = 0
         self._calls = {}
         self._produced = {}  # id of an eager tensor -> (eager index, slot), while it is alive
         self._occurrences = {}  # graph ref -> outputs produced so far (to save one occurrence)
-        self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
-        self._write(["start", tf.__version__, self.device])
+        try:
+            self._file = open(path, "w", encoding="utf-8")
+        except OSError as error:
+            self._failed(error)
+            return
+        self._write(["start", self.tf_version, self.device])
+        for record in list(self._op_records.values()):
+            self._write(record)
+
+    def restart(self, path, status, detail="", seconds=None):
+        """End this call's trace (as close does) and begin the next call's in `path`: a
+        repeat in the same process is compared as a run of its own."""
+        self.close(status, detail, seconds)
+        self._pending.clear()  # a stray fingerprint from a thread of the last call belongs to no call
+        self._begin(path)
+
+    def _failed(self, error):
+        """A trace that cannot be written stops capture; the process says so as it ends."""
+        self.write_error = "%s: %s" % (getattr(error, "filename", None) or self.path,
+                                       error.strerror or error)
+        self.stopped_by = "write-failed"
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+        self._file = None
 
     # -- writing -----------------------------------------------------------
     def _flush_pending(self):
@@ -215,10 +257,14 @@ class Recorder:
         with self._lock:
             if self._file is None:
                 return
-            self._flush_pending()
-            self._file.write(line)
-            if flush:
-                self._file.flush()
+            try:
+                self._flush_pending()
+                self._file.write(line)
+                if flush:
+                    self._file.flush()
+            except OSError as error:
+                self._failed(error)
+                return
             self._written += len(line)
             if self.max_bytes and self._written >= self.max_bytes and not self.stopped_by:
                 self.stopped_by = "max-bytes"
@@ -227,13 +273,16 @@ class Recorder:
     def capturing(self):
         return self.stopped_by is None
 
-    def close(self, status, detail=""):
+    def close(self, status, detail="", seconds=None):
         with self._lock:
             if self._file is None:
                 return
-            self._flush_pending()
-            self._file.write(json.dumps(["end", status, detail, self.stopped_by]) + "\n")
-            self._file.close()
+            try:
+                self._flush_pending()
+                self._file.write(json.dumps(["end", status, detail, self.stopped_by, seconds]) + "\n")
+                self._file.close()
+            except OSError as error:
+                self._failed(error)
             self._file = None
 
     # -- the callback --------------------------------------------------------
@@ -241,7 +290,7 @@ class Recorder:
         # Returns the outputs unchanged, never None: TF hands each callback what the
         # one before returned, and a None would blind the callbacks after this one.
         op_type = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
-        if self.capturing:
+        if self.capturing and not getattr(self._own, "active", False):
             if graph is not None:
                 self._traced(op_type, inputs, attrs, outputs, op_name, graph)
             else:
@@ -252,9 +301,14 @@ class Recorder:
         """Save one output in full; key: its execution key (see trace_file.py)."""
         import numpy as np
 
-        name = "-".join(str(part).replace("/", "_") for part in key) + ".npy"
+        name = "r%d-" % self.repeat + "-".join(str(part).replace("/", "_") for part in key) + ".npy"
         path = os.path.join(self.save_dir, name)
-        np.save(path, array)
+        try:
+            np.save(path, array)
+        except OSError as error:
+            with self._lock:
+                self._failed(error)
+            return
         self._write(["save", list(key), path])
 
     def _eager(self, op_type, inputs, attrs, outputs):
@@ -303,7 +357,13 @@ class Recorder:
         dtype = _variable_dtype(attrs)
         if dtype is None:
             return None
-        value = tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+        # TF calls the callback for this eager read too: not the program's op, so not recorded
+        # (recorded, it came before the write it reads and was blamed for the write's difference)
+        self._own.active = True
+        try:
+            value = tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+        finally:
+            self._own.active = False
         return self._hash_eager(value, ref)
 
     def _traced(self, op_type, inputs, attrs, outputs, op_name, graph):
@@ -318,8 +378,10 @@ class Recorder:
         except (KeyError, ValueError, AttributeError, TypeError):
             stack = []
         frames = [(f.filename, f.lineno) for f in stack]
-        self._write(["op", key, op_name, op_type, input_refs, user_frame(frames), _forward_source(),
-                     library_frame(stack)])
+        record = ["op", key, op_name, op_type, input_refs, user_frame(frames), _forward_source(),
+                  library_frame(stack)]
+        self._op_records[(key, op_name)] = record
+        self._write(record)
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]
         if _mutates_variable(op_type, inputs, outputs):

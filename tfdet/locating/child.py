@@ -1,12 +1,24 @@
 """Run a user's script (or a function) once with op capture on: the process
 `tfdet locate` starts for each run.
 
-    python -m tfdet.locating.child --trace T.jsonl [--steps N] [--max-bytes B]
+    python -m tfdet.locating.child --trace T.trace.jsonl [--repeats K] [--steps N] [--max-bytes B]
         [--save REFS.json --save-dir D] [--patch] (--script S | --function module:name) -- ARGS
 
 Whatever happens to the script, the trace keeps what was recorded and ends
 with an "end" record saying how the script ended; a script that raises
 ends with status "raised" and its exception, never a traceback on stderr only.
+
+--repeats K calls the program K times in this one process (no new TensorFlow
+start-up), each call with its own trace (trace_file.repeat_path): the function
+is simply called again, as a training loop calls its step, and a script is run
+again from the top (runpy, fresh globals). What outlives a call (a module's
+variables, TF's global seed and name counters) is not reset, so a call is only
+compared with the call at the same position in another process, which went
+through the same history. A repeat stops the loop early when the program
+raised (a script may refuse to run twice in one process) or a write failed.
+
+Exit status: 0, or 5 when the trace could not be written (the reason is the
+last line on stderr).
 """
 
 import argparse
@@ -15,11 +27,16 @@ import json
 import os
 import pickle
 import runpy
+import signal
 import sys
+import time
 import traceback
 
 from ..graph.frames import user_frame
 from .capture import Recorder, install, uninstall
+from .trace_file import repeat_path
+
+WRITE_FAILED = 5  # tfdet.cli.exitcodes.WRITE_FAILED, which this process does not import
 
 
 def _arguments(argv):
@@ -27,6 +44,7 @@ def _arguments(argv):
     parser.add_argument("--trace", required=True)
     parser.add_argument("--steps", type=int)
     parser.add_argument("--max-bytes", type=int)
+    parser.add_argument("--repeats", type=int, default=1, help="calls of the program in this process")
     parser.add_argument("--save", help="a JSON file listing the refs whose full tensors to save")
     parser.add_argument("--save-dir")
     parser.add_argument("--method", choices=("fingerprint", "checksum"))
@@ -56,8 +74,30 @@ def _failure(error):
     return "%s: %s%s" % (type(error).__name__, error, (" (at %s)" % where) if where else "")
 
 
+def _call(options):
+    """Run the program once: (status, detail)."""
+    try:
+        if options.script:
+            sys.argv = [options.script] + list(options.args)
+            runpy.run_path(options.script, run_name="__main__")
+        else:
+            with open(options.call_args, "rb") as handle:
+                args, kwargs = pickle.load(handle)
+            _resolve(options.function)(*args, **kwargs)
+    except SystemExit as stop:
+        if stop.code not in (None, 0):
+            return "raised", "the script exited with %s" % (stop.code,)
+    except KeyboardInterrupt:
+        return "interrupted", "stopped by a signal"
+    except BaseException as error:  # noqa: BLE001 - any failure of the user's code is evidence to keep
+        return "raised", _failure(error)
+    return "finished", ""
+
+
 def main(argv=None):
     options = _arguments(sys.argv[1:] if argv is None else argv)
+    if hasattr(signal, "SIGXFSZ"):  # a file-size limit makes a write fail with EFBIG, said below, not kill us
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     save = []
     if options.save:
         with open(options.save, encoding="utf-8") as handle:
@@ -71,27 +111,25 @@ def main(argv=None):
 
     recorder = Recorder(options.trace, steps=options.steps, max_bytes=options.max_bytes, save=save,
                         save_dir=options.save_dir, method=options.method)
+    if options.script:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
     install(recorder)
-    status, detail = "finished", ""
+    status, detail, seconds = "unfinished", "", None
     try:
-        if options.script:
-            sys.argv = [options.script] + list(options.args)
-            sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
-            runpy.run_path(options.script, run_name="__main__")
-        else:
-            with open(options.call_args, "rb") as handle:
-                args, kwargs = pickle.load(handle)
-            _resolve(options.function)(*args, **kwargs)
-    except SystemExit as stop:
-        if stop.code not in (None, 0):
-            status, detail = "raised", "the script exited with %s" % (stop.code,)
-    except KeyboardInterrupt:
-        status, detail = "interrupted", "stopped by a signal"
-    except BaseException as error:  # noqa: BLE001 - any failure of the user's code is evidence to keep
-        status, detail = "raised", _failure(error)
+        for repeat in range(options.repeats):
+            if repeat:
+                recorder.restart(repeat_path(options.trace, repeat), status, detail, seconds)
+            started = time.monotonic()
+            status, detail = _call(options)
+            seconds = round(time.monotonic() - started, 3)
+            if status != "finished" or recorder.write_error:
+                break
     finally:
         uninstall(recorder)
-        recorder.close(status, detail)
+        recorder.close(status, detail, seconds)
+    if recorder.write_error:
+        sys.stderr.write("tfdet locate: the trace could not be written: %s\n" % recorder.write_error)
+        return WRITE_FAILED
     return 0
 
 

@@ -3,6 +3,10 @@
 
 A run that raises, hangs past the timeout or is killed still leaves the trace
 it wrote so far; the caller compares what there is.
+
+Each process is the leader of its own process group, and the whole group is
+killed when the process ends, is stopped, or locate itself is interrupted: a
+process the program started (a data loader, a `sleep`) does not outlive locate.
 """
 
 import json
@@ -11,12 +15,18 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
 
 from ..results.locate_records import RunOutcome
-from .trace_file import TraceError, read_trace
+from .trace_file import TraceError, read_trace, repeat_path
+
+WRITE_FAILED = 5  # child.py's exit status when its trace could not be written
+
+_live = set()  # the processes running now (any thread's), for stop_all
+_live_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -71,11 +81,12 @@ def _environment():
 
 
 def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, save=None, method=None,
-             patch=False):
-    """Run the target once; (Run read from its trace, RunOutcome)."""
+             patch=False, repeats=1):
+    """Run the target in one process, calling it `repeats` times there; a list with
+    (Run read from its trace or None, RunOutcome) for each call, in order."""
     stem = os.path.join(workdir, "run-%d%s" % (index, "-detail" if save else ""))
     trace = stem + ".trace.jsonl"
-    command = [sys.executable, "-m", "tfdet.locating.child", "--trace", trace]
+    command = [sys.executable, "-m", "tfdet.locating.child", "--trace", trace, "--repeats", str(repeats)]
     if steps:
         command += ["--steps", str(steps)]
     if max_bytes:
@@ -96,6 +107,8 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
     with open(stem + ".log", "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=_environment(),
                                    start_new_session=True)
+        with _live_lock:
+            _live.add(process)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -104,26 +117,59 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
         except BaseException:
             _stop(process)
             raise
+        finally:
+            _kill_group(process)  # what the program started and left running goes with it
+            with _live_lock:
+                _live.discard(process)
     seconds = time.monotonic() - started
+    write_failed = process.returncode in (WRITE_FAILED, -getattr(signal, "SIGXFSZ", 25))
+    results = []
+    for repeat in range(repeats):
+        path = repeat_path(trace, repeat)
+        try:
+            run = read_trace(path)
+        except FileNotFoundError:
+            if repeat:
+                break  # the process ended (or stopped repeating) before this call
+            run = None
+        except TraceError:
+            raise
+        last = repeat == repeats - 1 or not os.path.exists(repeat_path(trace, repeat + 1))
+        if write_failed and last:
+            status, detail = "write-failed", _write_failure(stem + ".log", process.returncode)
+        elif timed_out and last:
+            status, detail = "timed-out", "no end within %gs: stopped" % timeout
+        else:
+            status = run.status if run is not None else "unfinished"
+            detail = run.detail if run is not None else ""
+        if run is None and not detail:
+            detail = _last_lines(stem + ".log")
+        took = run.seconds if run is not None and run.seconds is not None else (seconds if repeats == 1 else 0.0)
+        results.append((run, RunOutcome(
+            status=status, detail=detail, stopped_capture=run.stopped_by if run else None, seconds=round(took, 3),
+            trace_bytes=os.path.getsize(path) if os.path.exists(path) else 0,
+            outputs=len(run.executions) if run else 0, process=index, call=repeat)))
+    return results
+
+
+def stop_all():
+    """Stop every run still going (locate was interrupted): their process groups are killed."""
+    with _live_lock:
+        running = list(_live)
+    for process in running:
+        _stop(process, gentle=False)
+
+
+def _kill_group(process):
     try:
-        run = read_trace(trace)
-    except FileNotFoundError:
-        run = None
-    except TraceError:
-        raise
-    status = "timed-out" if timed_out else (run.status if run is not None else "unfinished")
-    detail = ("no end within %gs: stopped" % timeout) if timed_out else (run.detail if run is not None else "")
-    if run is None and not detail:
-        detail = _last_lines(stem + ".log")
-    outcome = RunOutcome(status=status, detail=detail, stopped_capture=run.stopped_by if run else None,
-                         seconds=round(seconds, 3), trace_bytes=os.path.getsize(trace) if os.path.exists(trace) else 0,
-                         outputs=len(run.executions) if run else 0)
-    return run, outcome
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
-def _stop(process):
+def _stop(process, gentle=True):
     """Interrupt the run's whole process group, then kill it if it does not go."""
-    for sig, wait in ((signal.SIGINT, 5), (signal.SIGKILL, 5)):
+    for sig, wait in ((signal.SIGINT, 5), (signal.SIGKILL, 5))[0 if gentle else 1:]:
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
@@ -133,6 +179,15 @@ def _stop(process):
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _write_failure(log, returncode):
+    """What child.py said about its trace (its last line), or what its exit says."""
+    said = [line for line in _last_lines(log, 5).split(" | ") if "could not be written: " in line]
+    if said:
+        return said[-1].split("could not be written: ", 1)[1]
+    return "the trace could not be written (%s)" % (
+        "file too large" if returncode < 0 else "exit status %d; the log could not say why" % returncode)
 
 
 def _last_lines(path, count=3):

@@ -13,6 +13,15 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 
+def repeat_path(trace, repeat):
+    """The trace of the `repeat`-th call (0-based) of the program in the process whose
+    first call's trace is `trace` (run-0.trace.jsonl -> run-0.r3.trace.jsonl)."""
+    if not repeat:
+        return trace
+    stem = trace[:-len(".trace.jsonl")] if trace.endswith(".trace.jsonl") else trace
+    return "%s.r%d.trace.jsonl" % (stem, repeat)
+
+
 class TraceError(ValueError):
     """A trace file that cannot be read; the message names the file and line."""
 
@@ -50,7 +59,8 @@ class Run:
     ops: Dict[Tuple[str, str], OpInfo]
     status: str = "unfinished"      # finished, raised, interrupted, or unfinished (killed, timed out)
     detail: str = ""
-    stopped_by: Optional[str] = None  # steps, max-bytes: capture stopped on purpose
+    stopped_by: Optional[str] = None  # steps, max-bytes: capture stopped on purpose; write-failed
+    seconds: Optional[float] = None   # how long the call took, as the process measured it
     saved: Dict[Tuple, str] = field(default_factory=dict)
     tf_version: Optional[str] = None
     device: Optional[str] = None
@@ -111,6 +121,7 @@ def read_trace(path):
             run.tf_version, run.device = record[1], record[2]
         elif kind == "end":
             run.status, run.detail, run.stopped_by = record[1], record[2], record[3]
+            run.seconds = record[4] if len(record) > 4 else None
         else:
             raise TraceError("%s:%d: unknown record kind %r" % (path, number, kind))
     run.saved = saved

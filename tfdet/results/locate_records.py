@@ -9,7 +9,7 @@ from .typed import Record, field
 
 SCHEMA_VERSION = 1
 KIND = "locate"
-RUN_STATUSES = ("finished", "raised", "interrupted", "timed-out", "unfinished")
+RUN_STATUSES = ("finished", "raised", "interrupted", "timed-out", "unfinished", "write-failed")
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Spread(Record):
 
 @dataclass(frozen=True)
 class RunOutcome(Record):
-    """How one run of the program ended, and what it left."""
+    """How one run (one call of the program) ended, and what it left."""
 
     status: str = field(choices=RUN_STATUSES)
     detail: str = field("", doc="the exception or the signal, for a run that did not finish")
@@ -69,6 +69,9 @@ class RunOutcome(Record):
     seconds: float = field(0.0)
     trace_bytes: int = field(0)
     outputs: int = field(0, doc="op outputs fingerprinted")
+    process: int = field(0, doc="the process it ran in (0-based)")
+    call: int = field(0, doc="which call of the program in that process (0-based); compared with the same "
+                             "call of the other processes")
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ class LocateResult(Record):
     tf_version: str = field()
     device: str = field(choices=("cpu", "gpu"))
     target: str = field(doc="the script and its arguments, or module:function")
-    runs: int = field(doc="runs of the program compared")
+    runs: int = field(doc="processes the program ran in")
     ops_compared: int = field(doc="op outputs compared between runs (the fewest over the pairs)")
     verdict: str = field()
     first_difference: Optional[Difference] = field(keep_none=True, doc="null when no output differed")
@@ -91,4 +94,11 @@ class LocateResult(Record):
     run_outcomes: List[RunOutcome] = field([])
     traces: Optional[str] = field(None, doc="directory kept with the traces, null when removed")
     notes: List[str] = field([])
+    calls: int = field(1, doc="calls of the program in each process; each call is a run of its own, compared "
+                              "with the same call in the first process")
+    runs_compared: int = field(0, doc="runs compared with their counterpart (the same call in the first process), "
+                                          "both having finished")
+    runs_differing: int = field(0, doc="compared runs whose op outputs differed from their counterpart's")
+    rate_ruled_out: Optional[float] = field(None, doc="when no run differed: a per-run rate of differing above "
+                                                      "this is ruled out at 95% (1 - 0.05 ** (1 / runs_compared))")
 

@@ -8,7 +8,8 @@ Dict[str, ...], Optional[...], Any, or another record). From that one declaratio
   fields, missing fields, wrong types and values outside a field's `choices`
   raise RecordError naming `where` (a file:line) and the field;
 - `to_json()`: the dict written to a file (optional fields that are None are
-  left out; the field's `json` name is used where it differs from Python's);
+  left out unless the field is required; the field's `json` name is used where
+  it differs from Python's);
 - `json_schema(cls)`: the JSON Schema of the same rules, committed per results
   kind and version (see tfdet/results/schema.py).
 
@@ -191,10 +192,15 @@ class Record(object):
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if value is None and not f.metadata.get("keep_none") and _optional(_hints(type(self))[f.name])[0]:
+            if value is None and not f.metadata.get("keep_none") and _optional(_hints(type(self))[f.name])[0] \
+                    and not _required(f):  # a required field is written even when null: from_json needs it
                 continue
             out[json_name(f)] = _to_json(value)
         return out
+
+
+def _required(f):
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
 def _join(path, name):
