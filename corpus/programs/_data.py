@@ -126,3 +126,72 @@ def ratings(n, users, movies, seed=0):
     affinity = (user_factor[user] * movie_factor[movie]).sum(axis=1)
     stars = np.clip(np.round((3.0 + affinity + rng.normal(0, 0.5, size=n)) * 2) / 2, 0.5, 5.0)
     return user, movie, ((stars - 0.5) / 4.5).astype(np.float32)
+
+
+# -- what every program shares: its seeds, its result, its command line ------------------------
+
+
+def seeds(seed):
+    """(init_seed, batch_seed, ctx): under `tfdet diverge --script` the seeds of
+    tfdet.diverge.context() and the context (whose save() writes the result),
+    otherwise `seed` for both and ctx None."""
+    import os
+
+    if os.environ.get("TFDET_DIVERGE_OUT"):
+        import tfdet.diverge
+
+        ctx = tfdet.diverge.context()
+        return ctx.init_seed, ctx.batch_seed, ctx
+    return seed, seed, None
+
+
+def result(weights, pred, ctx=None, steps=None, labels=None):
+    """The dict train() returns ({"w000": ..., "pred": ...}); saved through ctx when given."""
+    arrays = {"w%03d" % i: np.asarray(w) for i, w in enumerate(weights)}
+    arrays["pred"] = np.asarray(pred)
+    if ctx is not None and ctx.out is not None:
+        pred2d = arrays["pred"].reshape(len(arrays["pred"]), -1).astype(np.float32)
+        ctx.save(pred2d, weights=[arrays[k] for k in arrays if k != "pred"], labels=labels, steps=steps)
+    return arrays
+
+
+def gradients(tape, loss, variables):
+    """{"loss": ..., "g000": ...} of one step; sparse gradients (IndexedSlices) made dense."""
+    import tensorflow as tf
+
+    out = {"loss": np.asarray(loss)}
+    for i, (v, g) in enumerate(zip(variables, tape.gradient(loss, variables))):
+        out["g%03d" % i] = np.zeros(v.shape, np.float32) if g is None else np.asarray(tf.convert_to_tensor(g))
+    return out
+
+
+def digest(arrays):
+    """sha256 of the arrays' bytes in key order."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        h.update(np.ascontiguousarray(arrays[key]).tobytes())
+    return h.hexdigest()
+
+
+def main(name, train, steps):
+    """`python corpus/programs/NAME.py [--steps N] [--seed S]`: train, print one JSON line."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog=name)
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(json.dumps({"program": name, "sha256": digest(train(steps=args.steps, seed=args.seed))}), flush=True)
+
+
+def take(rows, *arrays):
+    """The first `rows` rows of each array, cycling through it when it is shorter
+    (so fit() on the result runs exactly rows / batch steps)."""
+    out = []
+    for a in arrays:
+        index = np.arange(rows) % len(a)
+        out.append(a[index])
+    return out
