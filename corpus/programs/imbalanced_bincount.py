@@ -1,0 +1,121 @@
+"""Follows: keras-team/keras-io examples/structured_data/imbalanced_classification.py
+Keeps: an imbalanced binary task, class weights from the class counts (the example's
+    np.bincount of the labels), a Dense(256)-Dense(256)-Dropout stack with a sigmoid head,
+    binary cross-entropy with class_weight in model.fit, Adam(1e-2); then a second phase as in
+    keras-io guides/writing_a_custom_training_loop_in_tensorflow.py: a tf.function training loop
+    with GradientTape whose per-class loss tally is a weighted tf.math.bincount of the labels
+    and whose weights are updated with Variable.assign_sub.
+Changes: generated features (the example's 30 anonymised transaction features, here 30 gaussian
+    columns with 5% positives) instead of the Kaggle credit-card CSV; 4,096 rows, batches of 512,
+    STEPS steps in each phase.
+"""
+
+import os
+import sys
+
+if __package__ in (None, ""):  # run as a file: the repo root makes corpus.programs importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from corpus.programs import _data
+
+STEPS = 6
+BATCH, ROWS, FEATURES, BINS = 512, 4096, 30, 4096
+EXPECT = dict(varies_stock=True, varying_ops=("Bincount",), patch_reproduces=True)
+
+
+def _data_set(batch_seed):
+    np = _data.np
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(ROWS, FEATURES)).astype("float32")
+    y = (x[:, 0] + 0.5 * x[:, 1] > 2.3).astype("int32")
+    order = np.random.default_rng(batch_seed).permutation(ROWS)
+    return x[order], y[order]
+
+
+def _build(init_seed, batch_seed):
+    import keras
+
+    keras.utils.set_random_seed(init_seed)
+    x, y = _data_set(batch_seed)
+    model = keras.Sequential([
+        keras.Input(shape=(FEATURES,)),
+        keras.layers.Dense(256, activation="relu"),
+        keras.layers.Dense(256, activation="relu"),
+        keras.layers.Dropout(0.3),
+        keras.layers.Dense(1, activation="sigmoid"),
+    ])
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="binary_crossentropy")
+    return model, x, y
+
+
+def _loop_step(model):
+    """The custom phase's step: a weighted bincount tallies the loss per example bucket
+    (a hashed example id, as a monitoring histogram would), and the update is assign_sub."""
+    import tensorflow as tf
+
+    loss_fn = tf.keras.losses.BinaryCrossentropy(reduction="none")
+    tally = tf.Variable(tf.zeros([BINS]), trainable=False)
+
+    @tf.function
+    def step(x, y, ids):
+        with tf.GradientTape() as tape:
+            per_example = loss_fn(tf.cast(y[:, None], tf.float32), model(x, training=True))
+            loss = tf.reduce_mean(per_example)
+        grads = tape.gradient(loss, model.trainable_variables)
+        tally.assign(tf.math.bincount(ids, weights=per_example, minlength=BINS, maxlength=BINS))
+        scale = 1.0 + tf.reduce_sum(tally) / (tf.reduce_sum(tally) + 1.0)  # sum of the tally: its add order shows
+        for v, g in zip(model.trainable_variables, grads):
+            v.assign_sub(1e-3 * scale * g)
+        return loss
+
+    return step
+
+
+def _ids(x):
+    return (_data.np.abs(x[:, 2] * 1e4).astype("int64") % BINS).astype("int32")
+
+
+def train(steps=STEPS, seed=0):
+    import numpy as np
+
+    init_seed, batch_seed, ctx = _data.seeds(seed)
+    model, x, y = _build(init_seed, batch_seed)
+    counts = np.bincount(y)
+    class_weight = {0: 1.0 / counts[0], 1: 1.0 / counts[1]}
+    x_fit, y_fit = _data.take(steps * BATCH, x, y)
+    model.fit(x_fit, y_fit, batch_size=BATCH, epochs=1, shuffle=False, class_weight=class_weight, verbose=0)
+    step = _loop_step(model)
+    for i in range(steps):
+        rows = slice((i * BATCH) % ROWS, (i * BATCH) % ROWS + BATCH)
+        step(x[rows], y[rows], _ids(x[rows]))
+    return _data.result(model.get_weights(), model.predict(x[:BATCH], verbose=0), ctx, steps)
+
+
+def first_step(seed=0):
+    """The first step of the custom loop, with the weighted bincount in the loss."""
+    import tensorflow as tf
+
+    model, x, y = _build(seed, seed)
+    x, y, ids = x[:BATCH], y[:BATCH], _ids(x[:BATCH])
+    with tf.GradientTape() as tape:
+        per_example = tf.keras.losses.BinaryCrossentropy(reduction="none")(tf.cast(y[:, None], tf.float32),
+                                                                          model(x, training=True))
+        tally = tf.math.bincount(ids, weights=per_example, minlength=BINS, maxlength=BINS)
+        loss = tf.reduce_mean(per_example) + 0.0 * tf.reduce_sum(tally)
+    out = _data.gradients(tape, loss, model.trainable_variables)
+    out["tally"] = tally.numpy()
+    return out
+
+
+def scan_target():
+    """The custom loop's step (where the bincount is), with example inputs."""
+    model, x, y = _build(0, 0)
+    return _loop_step(model), (x[:BATCH], y[:BATCH], _ids(x[:BATCH]))
+
+
+def main():
+    _data.main("imbalanced_bincount", train, STEPS)
+
+
+if __name__ == "__main__":
+    main()
