@@ -20,6 +20,8 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join("corpus", "results.jsonl"))
     parser.add_argument("--redo", action="store_true", help="check again what --out already has")
     parser.add_argument("--timeout", type=float, default=promises.TIMEOUT, help="seconds per program run")
+    parser.add_argument("--jobs", type=int, default=2, help="program runs at a time (promises a and b)")
+    parser.add_argument("--steps", type=int, help="training steps of the runs of a and b (default: each program's STEPS)")
     parser.add_argument("--table", action="store_true", help="rewrite the README's corpus table from --out")
     args = parser.parse_args(argv)
     known = programs.names()
@@ -29,7 +31,7 @@ def main(argv=None):
     if unknown:
         print("corpus harness: unknown program or promise: %s" % ", ".join(unknown), file=sys.stderr)
         return 2
-    ws = promises.Workspace(args.out, timeout=args.timeout)
+    ws = promises.Workspace(args.out, timeout=args.timeout, steps=args.steps, jobs=args.jobs)
     latest = results.read(args.out)
     started = time.perf_counter()
     try:

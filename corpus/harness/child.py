@@ -26,7 +26,8 @@ def main(argv):
         import numpy as np
 
         arrays = {"first/" + k: v for k, v in program.first_step(seed=0).items()}
-        arrays.update({"train/" + k: v for k, v in program.train(seed=0).items()})
+        steps = {"steps": int(argv[argv.index("--steps") + 1])} if "--steps" in argv else {}
+        arrays.update({"train/" + k: v for k, v in program.train(seed=0, **steps).items()})
         np.savez(out, **arrays)
     elif job == "scan":
         import tfdet

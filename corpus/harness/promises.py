@@ -37,9 +37,17 @@ class Workspace(object):
     """Where one harness run keeps the arrays of its program runs (beside the results file),
     so promises a and b share their processes and a resumed run reuses them."""
 
-    def __init__(self, out, timeout=TIMEOUT, locate_steps=3):
+    def __init__(self, out, timeout=TIMEOUT, locate_steps=3, steps=None, jobs=2):
         self.dir = os.path.abspath(out) + ".runs"
-        self.timeout, self.locate_steps = timeout, locate_steps
+        self.timeout, self.locate_steps, self.steps, self.jobs = timeout, locate_steps, steps, jobs
+
+    def prepare(self, name):
+        """Start the program's stock and patched runs `jobs` at a time (they are independent)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        wanted = [("patched", i) for i in range(PATCHED_RUNS)] + [("stock", i) for i in range(STOCK_RUNS)]
+        with ThreadPoolExecutor(self.jobs) as pool:
+            list(pool.map(lambda job: self.run(name, *job), wanted))
 
     def path(self, name, what):
         os.makedirs(os.path.join(self.dir, name), exist_ok=True)
@@ -53,6 +61,7 @@ class Workspace(object):
         err = out + ".err"
         if not os.path.exists(out) and not os.path.exists(err):
             argv = ["python", "-m", "corpus.harness.child", "run", name, out] + (["--patch"] if mode == "patched" else [])
+            argv += ["--steps", str(self.steps)] if self.steps else []
             outcome = launch.run(argv, self.timeout)
             if outcome.returncode != 0 or not os.path.exists(out):
                 with open(err, "w") as handle:
@@ -303,6 +312,8 @@ def check(promise, name, ws, latest):
     """The record of `promise` on program `name` (latest: the records so far, for the
     promises that lean on others: c and d on b, e on b and d)."""
     expect = programs.expect(name)
+    if promise in ("a", "b"):
+        ws.prepare(name)
     if promise == "a":
         return check_a(name, ws, expect)
     if promise == "b":
