@@ -1,7 +1,7 @@
 """What runs inside one fresh process: `python -m corpus.harness.child JOB NAME OUT [--patch]`.
 
 JOB: "run" (first_step then train, both saved to OUT as .npz), "scan" (tfdet.scan of
-scan_target(), stock and assumed patched, on this machine's CPU, to OUT as JSON),
+scan_target(), with dataset=scan_dataset() where the program defines one, stock and assumed patched, on this machine's CPU, to OUT as JSON),
 "assert" (tfdet.testing.assert_reproducible(train), result to OUT as JSON).
 With --patch, tfdet.patch() is applied before the program is imported.
 """
@@ -33,9 +33,11 @@ def main(argv):
         import tfdet
 
         target, inputs = program.scan_target()
+        # a program whose variation is in its input pipeline offers it (a model file cannot hold it)
+        dataset = program.scan_dataset() if hasattr(program, "scan_dataset") else None
         report = {}
         for assume_patched in (False, True):
-            scanned = tfdet.scan(target, inputs, device="cpu", assume_patched=assume_patched)
+            scanned = tfdet.scan(target, inputs, device="cpu", assume_patched=assume_patched, dataset=dataset)
             report["patched" if assume_patched else "stock"] = [
                 dict(op_type=h.op_type, outcome=h.outcome, status=h.status, fix=h.fix, entries=list(h.entries))
                 for h in scanned.hits]
