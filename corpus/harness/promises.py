@@ -31,6 +31,11 @@ RTOL, ATOL, RTOL16 = 1e-4, 1e-6, 1e-2
 PATCHED_RUNS, STOCK_RUNS = 3, 2
 DIVERGE = ("imbalanced_bincount", "mixed_precision")
 TIMEOUT = 900
+# Breaks whose fix another branch already holds: the record keeps "fail" and says so.
+PENDING = {
+    ("imbalanced_bincount", "c"): "pending fix on branch scan-trust (d7d60b3: an op made by a public function "
+                                  "tfdet.patch() rebinds, tf.math.bincount -> DenseBincount, counts as fixed)",
+}
 
 
 class Workspace(object):
@@ -154,12 +159,16 @@ def check_b(name, ws, expect):
 
 
 def _varying(name, expect, latest):
-    """The op types the program varies in: its EXPECT, and what locate found (d)."""
+    """The catalogued op types the program varies in (its EXPECT, and what locate found
+    in d), and the others (such as IteratorGetNext, where a tf.data variation comes out)."""
+    from tfdet.catalog import default_catalogue
+
     ops = set(expect["varying_ops"])
     located = (latest.get((name, "d")) or {}).get("data", {}).get("op_type")
     if located:
         ops.add(located)
-    return ops
+    catalogued = {op for entry in default_catalogue().entries for op in entry.raw_ops}
+    return sorted(ops & catalogued), sorted(ops - catalogued)
 
 
 def check_c(name, ws, expect, latest):
@@ -173,7 +182,8 @@ def check_c(name, ws, expect, latest):
     stock = {h["op_type"]: h for h in report["stock"]}
     patched = {h["op_type"]: h for h in report["patched"]}
     problems, found = [], []
-    for op in sorted(_varying(name, expect, latest)):
+    varying, uncatalogued = _varying(name, expect, latest)
+    for op in varying:
         hit = stock.get(op)
         if hit is None or hit["outcome"] not in ("nondeterministic", "raises"):
             problems.append("%s varies but the stock scan %s" % (op, "does not list it" if hit is None
@@ -191,7 +201,7 @@ def check_c(name, ws, expect, latest):
         problems.append("assumed patched, it claims %s will vary or raise on CPU, yet the patched runs reproduce "
                         "bitwise" % ", ".join("%s (%s)" % (op, patched[op]["outcome"]) for op in claims))
     unknown = sorted(op for op, h in patched.items() if h["outcome"] == "unknown")
-    data = dict(stock_hits=sorted(stock), claims=claims, unknown=unknown)
+    data = dict(stock_hits=sorted(stock), claims=claims, unknown=unknown, uncatalogued=uncatalogued)
     if problems:
         status = "expected" if expect["reason"] and "scan" in expect["reason"] else "fail"
         return record(name, "c", status, "; ".join(problems) + ("; %s" % expect["reason"] if status == "expected"
@@ -315,7 +325,11 @@ def check(promise, name, ws, latest):
     if promise in ("a", "b"):
         ws.prepare(name)
     if promise == "a":
-        return check_a(name, ws, expect)
-    if promise == "b":
-        return check_b(name, ws, expect)
-    return {"c": check_c, "d": check_d, "e": check_e, "f": check_f}[promise](name, ws, expect, latest)
+        rec = check_a(name, ws, expect)
+    elif promise == "b":
+        rec = check_b(name, ws, expect)
+    else:
+        rec = {"c": check_c, "d": check_d, "e": check_e, "f": check_f}[promise](name, ws, expect, latest)
+    if rec["status"] == "fail" and (name, promise) in PENDING:
+        rec["detail"] += " [%s]" % PENDING[(name, promise)]
+    return rec
