@@ -39,8 +39,42 @@ def run(argv, timeout, env=None, cwd=ROOT):
     return Outcome(proc.returncode, out, err, time.perf_counter() - started, timed_out)
 
 
-def _kill_group(proc):
+def _descendants(pid):
+    """The pids below `pid` (from /proc), including those in sessions of their own
+    (tfdet locate starts each run in a new session, out of reach of a group kill)."""
+    children = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kill_group(proc, grace=10.0):
+    """SIGTERM to the group (a tfdet command cleans up on it), then SIGKILL to the group
+    and to every process below it that is still there."""
+    below = _descendants(proc.pid)
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
         pass
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+    below += [p for p in _descendants(proc.pid) if p not in below]
+    for kill in ([lambda: os.killpg(proc.pid, signal.SIGKILL)] + [
+            (lambda p=p: os.kill(p, signal.SIGKILL)) for p in below]):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -49,11 +49,12 @@ def test_importing_the_programs_imports_no_tensorflow():
     assert outcome.stdout.strip() == "False"
 
 
-def test_a_hung_run_is_killed_with_its_children_and_recorded(tmp_path):
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_hung_run_is_killed_with_its_children_and_recorded(tmp_path, own_session):
     marker = tmp_path / "grandchild.pid"
     code = ("import subprocess, sys, time\n"
-            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-            "open(%r, 'w').write(str(p.pid)); time.sleep(60)" % str(marker))
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=%s)\n"
+            "open(%r, 'w').write(str(p.pid)); time.sleep(60)" % (own_session, str(marker)))
     started = time.perf_counter()
     outcome = launch.run(["python", "-c", code], timeout=3)
     assert outcome.timed_out and time.perf_counter() - started < 30
