@@ -7,6 +7,8 @@ def pytest_addoption(parser):
                      help="also run tests that need other TF versions (see tests/multiversion/make_venvs.py)")
     parser.addoption("--runupstream", action="store_true", default=False,
                      help="also run TensorFlow's wheel-shipped kernel tests stock vs patched (tox -e upstream)")
+    parser.addoption("--runcorpus", action="store_true", default=False,
+                     help="also hold every corpus program to every promise (tox -e corpus; long)")
     parser.addoption("--runreadme", action="store_true", default=False,
                      help="also run the README's main command verbatim in a fresh venv (installs TensorFlow)")
 
@@ -23,3 +25,6 @@ def pytest_collection_modifyitems(config, items):
         for marker, (enabled, reason) in skips.items():
             if marker in item.keywords and not enabled:
                 item.add_marker(pytest.mark.skip(reason=reason))
+        # "corpus" is also the name of tests/corpus, so every test there has that keyword: the marker itself counts
+        if item.get_closest_marker("corpus") and not config.getoption("--runcorpus"):
+            item.add_marker(pytest.mark.skip(reason="every corpus promise: run with --runcorpus (tox -e corpus)"))

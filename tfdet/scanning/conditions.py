@@ -80,16 +80,50 @@ def unseeded_shuffle(node, index, library):
     return None
 
 
-def stateful_parallel_map(node, index, library):
-    function = node.attr["f"].func.name if "f" in node.attr else None
+# State a map function advances as it runs, besides the stateful random ops: TF's
+# stateful generators (tf.random.Generator) and variable writes, such as the seed
+# state Keras 3's random layers (RandomFlip, RandomRotation...) keep in a variable and
+# feed to stateless random ops: each call reads and bumps it, so parallel calls take
+# the seeds in a varying order.
+STATE_WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Assign", "AssignAdd", "AssignSub",
+                "RngReadAndSkip", "RngSkip", "StatefulUniform", "StatefulUniformInt", "StatefulUniformFullInt",
+                "StatefulStandardNormal", "StatefulStandardNormalV2", "StatefulTruncatedNormal",
+                "StatefulRandomBinomial")
+
+
+def _advances_state(function, library, seen):
+    """True if `function` (or a function it calls) holds a stateful random op or writes
+    state, False if provably not, None if a called function is not in the library."""
     body = library.get(function)
     if body is None:
+        return None
+    answer = False
+    for inner in body.node_def:
+        if inner.op in STATEFUL_RANDOM or inner.op in STATE_WRITES:
+            return True
+        called = [value.func.name for value in inner.attr.values() if value.func.name]
+        called += [inner.op] if inner.op in library else []
+        for name in called:
+            if name in seen:
+                continue
+            seen.add(name)
+            found = _advances_state(name, library, seen)
+            if found:
+                return True
+            if found is None:
+                answer = None
+    return answer
+
+
+def stateful_parallel_map(node, index, library):
+    function = node.attr["f"].func.name if "f" in node.attr else None
+    if library.get(function) is None:
         return None
     calls = [_const_int(index, name) for name in node.input[1:]]
     parallel = [c for c in calls if c is not None]
     if parallel and all(c == 1 for c in parallel):
         return False
-    return any(inner.op in STATEFUL_RANDOM for inner in body.node_def)
+    return _advances_state(function, library, {function})
 
 
 RULES = {

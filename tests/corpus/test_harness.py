@@ -1,0 +1,134 @@
+"""The corpus harness's own parts, without TensorFlow: the program contract, the
+launcher's timeout, the tolerance and bitwise checks, the results file and the table."""
+
+import ast
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from corpus.harness import launch, programs, promises, results, table
+
+NAMES = programs.names()
+
+
+def test_the_corpus_has_programs():
+    assert len(NAMES) >= 10, NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_program_keeps_the_contract(name):
+    with open(os.path.join(programs.PROGRAMS_DIR, name + ".py")) as handle:
+        source = handle.read()
+    tree = ast.parse(source)
+    doc = ast.get_docstring(tree) or ""
+    heads = [line.split(":")[0] for line in doc.splitlines() if line.startswith(("Follows: ", "Keeps: ", "Changes: "))]
+    assert heads == ["Follows", "Keeps", "Changes"], "the docstring needs Follows:, Keeps:, Changes: lines, in order"
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"train", "first_step", "scan_target", "main"} <= functions
+    last = tree.body[-1]
+    assert isinstance(last, ast.If) and "__main__" in ast.unparse(last.test) and ast.unparse(last.body[0]) == "main()"
+    module = programs.load(name)  # importing trains nothing: only numpy and _data are imported
+    assert isinstance(module.STEPS, int) and module.STEPS > 0
+    expect = programs.expect(name)
+    assert isinstance(expect["varies_stock"], bool) and isinstance(expect["patch_reproduces"], bool)
+    assert bool(expect["varying_ops"]) == expect["varies_stock"]
+    if not expect["patch_reproduces"]:
+        assert expect["reason"], "a promise that cannot hold needs its documented reason"
+
+
+def test_importing_the_programs_imports_no_tensorflow():
+    code = "import sys; from corpus.harness import programs\n" \
+           "[programs.load(n) for n in programs.names()]\nprint('tensorflow' in sys.modules)"
+    outcome = launch.run(["python", "-c", code], timeout=120)
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_hung_run_is_killed_with_its_children_and_recorded(tmp_path, own_session):
+    marker = tmp_path / "grandchild.pid"
+    code = ("import subprocess, sys, time\n"
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=%s)\n"
+            "open(%r, 'w').write(str(p.pid)); time.sleep(60)" % (own_session, str(marker)))
+    started = time.perf_counter()
+    outcome = launch.run(["python", "-c", code], timeout=3)
+    assert outcome.timed_out and time.perf_counter() - started < 30
+    pid = int(marker.read_text())
+    for _ in range(50):  # the kill is asynchronous: the grandchild goes within moments
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the run's child process outlived the timeout")
+
+
+def test_first_step_tolerance_and_bitwise_comparison():
+    stock = {"first/loss": np.float32(0.5), "first/g000": np.array([1.0, -2.0], np.float32)}
+    near = {"first/loss": np.float32(0.5), "first/g000": np.array([1.0 + 1e-5, -2.0], np.float32)}
+    far = {"first/loss": np.float32(0.5), "first/g000": np.array([1.01, -2.0], np.float32)}
+    reshaped = {"first/loss": np.float32(0.5), "first/g000": np.array([[1.0, -2.0]], np.float32)}
+    assert promises._close(stock, near) == []
+    assert [b[0] for b in promises._close(stock, far)] == ["first/g000"]
+    assert [b[0] for b in promises._close(stock, reshaped)] == ["first/g000"]
+    a = {"train/w000": np.array([1.0], np.float32)}
+    assert promises._same(a, {"train/w000": np.array([1.0], np.float32)}, "train/")
+    assert not promises._same(a, {"train/w000": np.array([np.nextafter(np.float32(1.0), np.float32(2.0))], np.float32)}, "train/")
+    assert not promises._same(a, {"train/w000": np.array([1.0], np.float64)}, "train/")
+
+
+def test_results_resume_from_the_last_complete_line(tmp_path):
+    out = str(tmp_path / "r.jsonl")
+    results.append(out, results.record("p", "a", "fail", "first"))
+    results.append(out, results.record("p", "a", "pass", "again"))
+    with open(out, "a") as handle:
+        handle.write('{"program": "p", "promise": "b", "sta')  # a line cut off by a kill
+    latest = results.read(out)
+    assert list(latest) == [("p", "a")] and latest[("p", "a")]["status"] == "pass"
+
+
+def test_the_table_has_a_cell_per_promise_and_keeps_the_readme_around_it(tmp_path):
+    latest = {("x", "a"): results.record("x", "a", "pass", "ok", runs_stock=True, runs_patched=True),
+              ("x", "b"): results.record("x", "b", "expected", "patched runs differ, as documented: tf.data")}
+    readme = tmp_path / "README.md"
+    readme.write_text("before\n%s\nold\n%s\nafter\n" % (table.START, table.END))
+    rendered = table.write(latest, ["x", "y"], readme=str(readme))
+    text = readme.read_text()
+    assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
+    row = [line for line in rendered.splitlines() if line.startswith("| `x`")][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:4] == ["✅", "✅", "✅ (documented) patched runs differ, as documented: tf.data"]
+    assert "not run" in rendered.splitlines()[-1]
+
+
+def test_the_command_refuses_an_unknown_program_with_one_line(tmp_path):
+    outcome = launch.run(["python", "-m", "corpus.harness", "--programs", "nope", "--out", str(tmp_path / "r.jsonl")],
+                         timeout=120)
+    assert outcome.returncode == 2
+    assert outcome.stderr.strip().splitlines() == ["corpus harness: unknown program or promise: nope"]
+
+
+def test_a_program_runs_from_the_command_line_contract_header():
+    # the JSON line main() prints: parsed from a tiny stand-in train, not a real one (no TF here)
+    from corpus.programs import _data
+
+    arrays = {"w000": np.arange(3, dtype=np.float32), "pred": np.ones(2, np.float32)}
+    old = sys.argv
+    sys.argv = ["x", "--steps", "2", "--seed", "1"]
+    try:
+        import contextlib
+        import io
+
+        buffer = io.StringIO()
+        seen = {}
+        with contextlib.redirect_stdout(buffer):
+            _data.main("x", lambda steps, seed: seen.update(steps=steps, seed=seed) or arrays, 5)
+    finally:
+        sys.argv = old
+    assert seen == {"steps": 2, "seed": 1}
+    assert json.loads(buffer.getvalue()) == {"program": "x", "sha256": _data.digest(arrays)}
