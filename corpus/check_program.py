@@ -1,0 +1,63 @@
+"""Measure a corpus program's EXPECT: fresh stock runs and fresh runs under tfdet.patch().
+
+    python corpus/check_program.py NAME [--stock 2] [--patched 3] [--steps N]
+
+Each run is its own process (TensorFlow reads its determinism switches once per
+process), run one after another (the machine is shared). Prints one line per run
+(mode, wall and CPU seconds, sha256) and one summary line per mode with the distinct hashes.
+A small stand-in until the corpus harness replaces it.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# Patch first, then run the program as __main__ (patch() must come before any op).
+PATCHED = ("import sys, runpy, tfdet; tfdet.patch(); "
+           "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(name, patched, extra):
+    path = os.path.join("corpus", "programs", name + ".py")
+    argv = ([sys.executable, "-c", PATCHED, path] if patched else [sys.executable, path]) + extra
+    start, cpu = time.monotonic(), _children_cpu()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    seconds = (time.monotonic() - start, _children_cpu() - cpu)
+    if done.returncode != 0:
+        return seconds, "failed rc=%d: %s" % (done.returncode, done.stderr.strip().splitlines()[-1:])
+    return seconds, json.loads(done.stdout.strip().splitlines()[-1])["sha256"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name")
+    parser.add_argument("--stock", type=int, default=2)
+    parser.add_argument("--patched", type=int, default=3)
+    parser.add_argument("--steps", type=int)
+    args = parser.parse_args()
+    extra = [] if args.steps is None else ["--steps", str(args.steps)]
+    for mode, count in (("stock", args.stock), ("patched", args.patched)):
+        hashes = []
+        for _ in range(count):
+            seconds, sha = run_once(args.name, mode == "patched", extra)
+            hashes.append(sha)
+            print("%-8s %6.1fs wall %6.1fs cpu  %s" % ((mode,) + seconds + (sha[:16] if len(sha) == 64 else sha,)),
+                  flush=True)
+        if count:
+            print("%s: %d runs, %d distinct" % (mode, count, len(set(hashes))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
