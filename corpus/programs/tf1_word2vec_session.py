@@ -22,14 +22,14 @@ import math
 import numpy as np
 
 NAME = "tf1_word2vec_session"
-STEPS = 30
+STEPS = 20
 EXPECT = dict(
     varies_stock=True,
     varying_ops=("ScatterSub",),
     patch_reproduces=True,
 )
 
-VOCAB, EMBED, BATCH, SKIP_WINDOW, NUM_SKIPS, NUM_SAMPLED = 2000, 128, 256, 1, 2, 64
+VOCAB, EMBED, BATCH, SKIP_WINDOW, NUM_SKIPS, NUM_SAMPLED = 2000, 128, 1024, 1, 2, 64
 VALID = np.arange(0, 100, 7)        # words whose neighbours are the "prediction"
 
 
