@@ -23,9 +23,13 @@ import numpy as np
 
 NAME = "tf1_word2vec_session"
 STEPS = 20
+# Measured (corpus/check_program.py): the sparse ScatterSub into the reference variables has a
+# parallel CPU path that can add duplicates in a varying order (4096 updates into 50 rows of
+# a 2000x128 variable: 2 results in 10 session runs), but at this program's sizes every
+# stock run so far ended in the same bits.
 EXPECT = dict(
-    varies_stock=True,
-    varying_ops=("ScatterSub",),
+    varies_stock=False,
+    varying_ops=(),
     patch_reproduces=True,
 )
 
