@@ -18,6 +18,7 @@ Changes: the CPU is split into 3 logical devices with tf.config.set_logical_devi
 import argparse
 import hashlib
 import json
+import sys
 
 import numpy as np
 
@@ -43,7 +44,11 @@ def logical_cpus():
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * REPLICAS)
     except RuntimeError:
         pass
-    return [d.name for d in tf.config.list_logical_devices("CPU")][:REPLICAS]
+    devices = [d.name for d in tf.config.list_logical_devices("CPU")][:REPLICAS]
+    if len(devices) < REPLICAS:   # said, not hidden: the run then has fewer replicas
+        print("%s: TensorFlow's devices were set up before this program could split the CPU: "
+              "%d replica(s), not %d" % (NAME, len(devices), REPLICAS), file=sys.stderr)
+    return devices
 
 
 def data():
