@@ -1,6 +1,4 @@
-"""A training loop written from scratch: GradientTape inside a tf.function, tf.data input with noise.
-
-Follows: keras-team/keras-io guides/writing_a_custom_training_loop_in_tensorflow.py
+"""Follows: keras-team/keras-io guides/writing_a_custom_training_loop_in_tensorflow.py
 Keeps: a functional MLP (Dense 64 relu, Dense 64 relu, Dense 10), an
        ActivityRegularizationLayer that adds a loss through self.add_loss (the guide's
        "low-level handling of losses tracked by the model", summed into the loss as
@@ -13,6 +11,8 @@ Changes: scikit-learn's bundled digits (64 features) instead of MNIST; the pipel
        random op: which element draws which noise depends on the order the parallel calls
        run); the order of the examples comes from a seeded numpy permutation; STEPS
        batches, validation on a held-out set at the end.
+
+A training loop written from scratch: GradientTape inside a tf.function, tf.data input with noise.
 """
 
 import argparse
@@ -23,12 +23,12 @@ import numpy as np
 
 NAME = "custom_loop_tape"
 STEPS = 25
+# The noise map is a stateful function run in parallel; op determinism (which tfdet.patch()
+# switches on) makes tf.data run such a map sequentially (TF 2.7 release notes).
 EXPECT = dict(
     varies_stock=True,
     varying_ops=("RandomStandardNormal",),
     patch_reproduces=True,
-    reason="the noise map is a stateful function run in parallel: op determinism (which "
-           "tfdet.patch() switches on) makes tf.data run it sequentially",
 )
 
 BATCH = 64
@@ -142,7 +142,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -1,6 +1,4 @@
-"""A functional Keras model whose Model.train_step is overridden, fit with sample weights.
-
-Follows: keras-team/keras-io guides/custom_train_step_in_tensorflow.py (sections "A first
+"""Follows: keras-team/keras-io guides/custom_train_step_in_tensorflow.py (sections "A first
          simple example" and "Supporting sample_weight & class_weight", and the custom
          test_step).
 Keeps: a CustomModel(keras.Model) built from functional inputs and outputs, a train_step
@@ -13,6 +11,8 @@ Changes: scikit-learn's bundled digits (64 features, 10 classes) with a Dense(64
        classifier and sparse categorical cross-entropy instead of the guide's random
        regression data, sample weights that favour the hard classes 3, 5, 8 and 9, batch 64,
        STEPS batches in a seeded order, evaluate on a held-out set.
+
+A functional Keras model whose Model.train_step is overridden, fit with sample weights.
 """
 
 import argparse
@@ -130,7 +130,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -1,6 +1,4 @@
-"""DCGAN trained with fit() by overriding Model.train_step: two optimizers, two tapes per step.
-
-Follows: keras-team/keras-io examples/generative/dcgan_overriding_train_step.py (and the GAN
+"""Follows: keras-team/keras-io examples/generative/dcgan_overriding_train_step.py (and the GAN
          at the end of guides/custom_train_step_in_tensorflow.py, its Keras 3 form).
 Keeps: a strided Conv2D + LeakyReLU discriminator ending in GlobalMaxPooling2D and Dense(1),
        a Dense -> Reshape -> Conv2DTranspose x2 -> Conv2D(sigmoid) generator, a GAN Model whose
@@ -13,6 +11,8 @@ Changes: scikit-learn's bundled 8x8 digits, upsampled to 16x16, instead of the M
        download (so the generator upsamples 4x4 -> 16x16), 64 filters at most, latent_dim 32,
        a tf.data pipeline whose order comes from a seeded numpy permutation instead of
        Dataset.shuffle, STEPS batches, no image-saving callback.
+
+DCGAN trained with fit() by overriding Model.train_step: two optimizers, two tapes per step.
 """
 
 import argparse
@@ -156,7 +156,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -1,6 +1,4 @@
-"""Second stage of a two-stage detector: RoI crops of a trained backbone, box classifier head.
-
-Follows: tensorflow/models research/object_detection/meta_architectures/faster_rcnn_meta_arch.py
+"""Follows: tensorflow/models research/object_detection/meta_architectures/faster_rcnn_meta_arch.py
          (second stage: crop_and_resize of the feature map at the proposals, max pool, box
          classifier) trained like research/object_detection/model_lib_v2.py eager_train_step
          (GradientTape inside tf.function).
@@ -12,6 +10,8 @@ Keeps: a convolutional backbone whose feature map is cropped with tf.image.crop_
 Changes: synthetic 32x32 images with 1-2 coloured rectangles of 3 classes (the boxes are
        known), proposals are the ground-truth boxes jittered plus random background boxes
        instead of a trained RPN, 8 images per batch, 16 proposals per image.
+
+Second stage of a two-stage detector: RoI crops of a trained backbone, box classifier head.
 """
 
 import argparse
@@ -151,7 +151,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

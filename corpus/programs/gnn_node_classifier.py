@@ -1,6 +1,4 @@
-"""Graph neural network node classifier: gather neighbours, aggregate messages with segment sums.
-
-Follows: keras-team/keras-io examples/graph/gnn_citations.py (GraphConvLayer and
+"""Follows: keras-team/keras-io examples/graph/gnn_citations.py (GraphConvLayer and
          GNNNodeClassifier on the Cora citation graph).
 Keeps: the graph held by the model as (node_features, edges, edge_weights) with edge weights
        scaled to sum to 1, FFN blocks of BatchNormalization, Dropout and Dense(gelu), the
@@ -14,6 +12,8 @@ Changes: a synthetic citation graph instead of the Cora download: 700 papers of 
        300 binary word features drawn with subject-dependent probabilities, about 3,500
        citations that mostly stay within a subject; hidden units [32, 32]; fit for STEPS
        batches of 64 nodes.
+
+Graph neural network node classifier: gather neighbours, aggregate messages with segment sums.
 """
 
 import argparse
@@ -157,7 +157,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -1,6 +1,4 @@
-"""A Keras 2 program (tf_keras): the simple MNIST convnet, fit with validation_split.
-
-Follows: keras-team/keras-io examples/vision/mnist_convnet.py (the Keras 2 version, written
+"""Follows: keras-team/keras-io examples/vision/mnist_convnet.py (the Keras 2 version, written
          against `from tensorflow import keras`).
 Keeps: Keras 2 through the tf_keras package (what `tf.keras` was before Keras 3), a
        Sequential of Conv2D(32, 3x3, relu), MaxPooling2D, Conv2D(64, 3x3, relu),
@@ -10,6 +8,8 @@ Keeps: Keras 2 through the tf_keras package (what `tf.keras` was before Keras 3)
 Changes: scikit-learn's bundled 8x8 digits, upsampled to 16x16, instead of the MNIST
        download; STEPS batches (one epoch over the first STEPS * 128 / 0.9 examples, in a
        seeded order), seeds set with tf_keras.utils.set_random_seed.
+
+A Keras 2 program (tf_keras): the simple MNIST convnet, fit with validation_split.
 """
 
 import argparse
@@ -97,7 +97,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

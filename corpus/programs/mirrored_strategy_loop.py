@@ -1,6 +1,4 @@
-"""Custom training loop under tf.distribute.MirroredStrategy on three logical CPU devices.
-
-Follows: tensorflow/docs site/en/tutorials/distribute/custom_training.ipynb
+"""Follows: tensorflow/docs site/en/tutorials/distribute/custom_training.ipynb
 Keeps: MirroredStrategy over the machine's devices, GLOBAL_BATCH_SIZE = per-replica batch x
        replicas, strategy.experimental_distribute_dataset, the model, optimizer and metrics
        created under strategy.scope(), a Conv2D/MaxPooling2D x2, Flatten, Dense(64), Dense(10)
@@ -13,6 +11,8 @@ Changes: the CPU is split into 3 logical devices with tf.config.set_logical_devi
        (before any op runs) so the strategy has replicas without GPUs; scikit-learn's bundled
        8x8 digits instead of Fashion-MNIST; 16 examples per replica; the order of the
        examples comes from a seeded numpy permutation; STEPS global batches.
+
+Custom training loop under tf.distribute.MirroredStrategy on three logical CPU devices.
 """
 
 import argparse
@@ -161,7 +161,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

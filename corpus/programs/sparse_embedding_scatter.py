@@ -1,6 +1,4 @@
-"""Skip-gram word2vec with negative sampling, its embedding tables updated sparsely by scatter.
-
-Follows: tensorflow/docs site/en/tutorials/text/word2vec.ipynb (skip-gram pairs with a
+"""Follows: tensorflow/docs site/en/tutorials/text/word2vec.ipynb (skip-gram pairs with a
          window, num_ns negative contexts per pair, target and context embedding tables,
          dot products of the target with its 1 + num_ns contexts, softmax cross-entropy
          with the true context first).
@@ -13,6 +11,8 @@ Changes: the optimizer step is written out as the sparse SGD update embedding co
        and tf.compat.v1.scatter_sub to the context table (both ResourceScatterSub); a
        synthetic Markov-chain corpus over a 1,000-word Zipf vocabulary instead of
        Shakespeare; a tf.function step instead of Model.fit.
+
+Skip-gram word2vec with negative sampling, its embedding tables updated sparsely by scatter.
 """
 
 import argparse
@@ -145,7 +145,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

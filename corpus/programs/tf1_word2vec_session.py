@@ -1,6 +1,4 @@
-"""TF1-style skip-gram word2vec: a tf.compat.v1 graph of placeholders, NCE loss, Session.run.
-
-Follows: tensorflow/tensorflow tensorflow/examples/tutorials/word2vec/word2vec_basic.py
+"""Follows: tensorflow/tensorflow tensorflow/examples/tutorials/word2vec/word2vec_basic.py
          (Step 3 generate_batch, Step 4 the graph, Step 5 the Session training loop).
 Keeps: a graph built under tf.Graph().as_default() with int32 placeholders for the batch
        and its labels, reference (non-resource) variables as TF1 made them, the embedding
@@ -12,6 +10,8 @@ Keeps: a graph built under tf.Graph().as_default() with int32 placeholders for t
 Changes: a synthetic Markov-chain corpus over a 2,000-word Zipf vocabulary instead of the
        text8 download, generate_batch reads it with a fixed skip window and num_skips from
        a seeded numpy generator, 128-wide embeddings, no summaries, saver or t-SNE plot.
+
+TF1-style skip-gram word2vec: a tf.compat.v1 graph of placeholders, NCE loss, Session.run.
 """
 
 import argparse
@@ -169,7 +169,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

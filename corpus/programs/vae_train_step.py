@@ -1,6 +1,4 @@
-"""Convolutional variational autoencoder with a sampling layer and a custom train_step.
-
-Follows: keras-team/keras-io examples/generative/vae.py
+"""Follows: keras-team/keras-io examples/generative/vae.py
 Keeps: a Sampling layer (z = mean + exp(log_var / 2) * epsilon, epsilon from
        keras.random.normal with a SeedGenerator), a strided Conv2D encoder with Dense z_mean
        and z_log_var heads and a 2-dimensional latent space, a Dense -> Reshape ->
@@ -10,6 +8,8 @@ Keeps: a Sampling layer (z = mean + exp(log_var / 2) * epsilon, epsilon from
 Changes: scikit-learn's bundled 8x8 digits, upsampled to 16x16, instead of the MNIST
        download (the decoder starts from 4x4), batch 64, STEPS batches in a seeded order,
        no latent-space plots.
+
+Convolutional variational autoencoder with a sampling layer and a custom train_step.
 """
 
 import argparse
@@ -156,7 +156,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

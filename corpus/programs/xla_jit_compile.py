@@ -1,6 +1,4 @@
-"""A classifier trained by a tf.function compiled with XLA (jit_compile=True).
-
-Follows: tensorflow/tensorflow tensorflow/compiler/xla/g3doc/tutorials/jit_compile.ipynb
+"""Follows: tensorflow/tensorflow tensorflow/compiler/xla/g3doc/tutorials/jit_compile.ipynb
          ("Use XLA with tf.function": train_mnist under @tf.function(jit_compile=True)).
 Keeps: a tf.data pipeline of (images, labels) batched and repeated, a cast() that flattens
        the images to float32 and the labels to int64 inside the compiled function, a Keras
@@ -11,6 +9,8 @@ Keeps: a tf.data pipeline of (images, labels) batched and repeated, a cast() tha
 Changes: scikit-learn's bundled 8x8 digits (uint8 0-16, scaled in cast) instead of MNIST,
        a Dense(64, relu) hidden layer before the logits, batch 100 as in the tutorial,
        STEPS steps, examples in a seeded order.
+
+A classifier trained by a tf.function compiled with XLA (jit_compile=True).
 """
 
 import argparse
@@ -118,7 +118,7 @@ def sha256(arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=NAME)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
