@@ -17,7 +17,8 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
     """Read results files and render their report: (Report, the page as a string).
 
     A `tfdet locate --json` file gives the locate page instead (the result, the page),
-    a `tfdet diverge` file the diverge page (its DivergePage, the page).
+    a `tfdet diverge` file the diverge page (its DivergePage, the page),
+    a `tfdet compare` file the compare page (its CompareResults, the page).
     Raises tfdet.results.ResultsError, naming the file (and line and field),
     for a file that is missing, not a results file, malformed, or of an unknown
     schema version.
@@ -37,6 +38,14 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
         from .diverge_page import render_diverge
 
         return render_diverge(diverged[0], generated=generated, title=title)
+    compared = [r for r in results if getattr(r, "kind", None) == "compare"]
+    if compared:
+        if len(results) > 1:
+            raise ResultsError("%s: a compare results file is reported on its own, not with other files" % (
+                compared[0].path))
+        from .compare_page import render_compare
+
+        return render_compare(compared[0], generated=generated, title=title)
     located = [r for r in results if isinstance(r, LocateResult)]
     if located:
         if len(results) > 1:
