@@ -95,12 +95,20 @@ def test_file_reads_back_holds_to_the_schema_and_renders(tmp_path):
     assert "variance" in page and "init 100%" in page
 
 
-def test_a_compare_file_is_reported_on_its_own(tmp_path):
+def test_a_compare_file_is_reported_with_aa_files_only(tmp_path):
     header = header_of(_config(tmp_path), "2.21.0", "local")
-    records = _trainings([0.9] * 6, [0.5] * 6)
+    records = _trainings([0.9] * 8, [0.5] * 8)
     path = _write(tmp_path, header, records, [], summarizing.summary(header, records, True, "", 0))
     with pytest.raises(ResultsError, match="on its own"):
         report_from_files([path, path])
+    (tmp_path / "aa").mkdir()
+    floor_header = header_of(_config(tmp_path, aa=True, sources=["init", "order", "numerics"]), "2.21.0", "local")
+    floor_records = _trainings([0.9, 0.91, 0.9, 0.92], [0.91, 0.9, 0.9, 0.91])
+    floor = _write(tmp_path / "aa", floor_header, floor_records, [],
+                   summarizing.summary(floor_header, floor_records, True, "", 0))
+    _, page = report_from_files([path, floor], generated="now")
+    assert "The noise floor" in page and "TF as it comes" in page
+    assert "0.500" in page  # P(A>A): 1 win, 1 loss, 2 ties of 4 pairs
 
 
 def test_resume_may_add_runs_only(tmp_path):

@@ -40,12 +40,13 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
         return render_diverge(diverged[0], generated=generated, title=title)
     compared = [r for r in results if getattr(r, "kind", None) == "compare"]
     if compared:
-        if len(results) > 1:
-            raise ResultsError("%s: a compare results file is reported on its own, not with other files" % (
-                compared[0].path))
+        floors = [r for r in compared[1:] if r.header is not None and r.header.aa]
+        if len(results) > 1 + len(floors):
+            raise ResultsError("%s: a compare results file is reported on its own, or with A/A files (tfdet "
+                               "compare --aa) that give its noise floor" % compared[0].path)
         from .compare_page import render_compare
 
-        return render_compare(compared[0], generated=generated, title=title)
+        return render_compare(compared[0], generated=generated, title=title, floors=floors)
     located = [r for r in results if isinstance(r, LocateResult)]
     if located:
         if len(results) > 1:

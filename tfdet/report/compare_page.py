@@ -104,7 +104,7 @@ def _setup(setup):
     what = setup.script or setup.workload
     bits = ["lr %g" % setup.lr] if setup.lr else []
     bits += ["momentum %g" % setup.momentum] if setup.momentum else []
-    bits += ["%d epochs" % setup.epochs] if setup.epochs else []
+    bits += ["%d epoch%s" % (setup.epochs, "" if setup.epochs == 1 else "s")] if setup.epochs else []
     return "%s%s" % (what, " (%s)" % ", ".join(bits) if bits else "")
 
 
@@ -147,8 +147,22 @@ def verdict_lines(results):
     return lines
 
 
-def render_compare(results, generated=None, title=None):
-    """(results, the page as a string)."""
+def floor_rows(floors):
+    """One row per A/A file: what varied, and what the noise alone produced."""
+    rows = []
+    for floor in floors:
+        s = floor.summary
+        if s is None or s.p is None:
+            continue
+        rows.append({"sources": ", ".join(floor.header.sources) or "nothing",
+                     "kernels": "TF as it comes" if "numerics" in floor.header.sources else "tfdet.patch()",
+                     "pairs": s.pairs, "p": s.p, "difference": s.difference, "verdict": s.verdict,
+                     "path": floor.path})
+    return rows
+
+
+def render_compare(results, generated=None, title=None, floors=()):
+    """(results, the page as a string). floors: A/A results (tfdet compare --aa) shown as the noise floor."""
     if results.header is None:
         raise ResultsError("%s: no header" % results.path)
     s = results.summary
@@ -162,6 +176,6 @@ def render_compare(results, generated=None, title=None):
         title=title or "tfdet compare: %s" % ("A/A noise floor" if results.header.aa else "A vs B"),
         decided=bool(s and s.decided), verdict=verdict_lines(results), facts=facts(results),
         charts=[(name, chart) for name, chart in charts if chart is not None], looks=results.looks,
-        shares=s.shares if s else [], notes=s.notes if s else [], generated=generated,
+        shares=s.shares if s else [], notes=s.notes if s else [], generated=generated, floors=floor_rows(floors),
         tfdet_version=results.header.tfdet_version)
     return results, page
