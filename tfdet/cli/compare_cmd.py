@@ -35,7 +35,9 @@ bca, seeded by --seed: the same scores give the same interval). The verdict
 Benchmarks", MLSys 2021): A better when the interval lies above 0.5 and
 P(A>B) > gamma (default 0.75, the paper's threshold of a meaningful
 improvement); B better, the mirror image; no meaningful difference when the
-interval lies inside (1-gamma, gamma); undecided otherwise.
+interval lies inside (1-gamma, gamma); undecided otherwise. A look decides
+only from the fewest pairs at which A winning every pair passes the exact
+sign test at the look's level (6 pairs at 95%, 8 at 99%).
 
 Sequential: the rule looks at --min-runs pairs, then every --step pairs up to
 --max-runs, and stops at the first look that decides. Each of the L planned
