@@ -30,3 +30,13 @@ def test_resuming_another_kind_of_file_is_invalid_input(tmp_path):
     status, _, err = run_cli("compare", "--workload", "digits-cnn", "--aa", "--out", str(other), "--resume",
                              "--quiet")
     assert status == 3 and "not a tfdet compare results file" in err
+
+
+def test_fixed_looks_once_at_max_runs_whatever_min_runs_says():
+    """Regression: --fixed --max-runs 6 was refused because the default --min-runs (10) exceeded it."""
+    from tfdet.cli.app import build_parser
+    from tfdet.cli.compare_cmd import config_of
+
+    args = build_parser().parse_args(["compare", "--workload", "digits-cnn", "--aa", "--fixed", "--max-runs", "6"])
+    config = config_of(args)
+    assert (config.min_runs, config.max_runs) == (6, 6)

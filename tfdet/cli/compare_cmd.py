@@ -177,7 +177,7 @@ def config_of(args):
 
     if args.aa == (args.b is not None):
         raise CommandError("give --b, or --aa to compare A with itself", USAGE)
-    if args.min_runs > args.max_runs:
+    if args.min_runs > args.max_runs and not args.fixed:  # --fixed looks once, at --max-runs
         raise CommandError("--min-runs %d is more than --max-runs %d" % (args.min_runs, args.max_runs), USAGE)
     if args.shares < 0:
         raise CommandError("--shares must be 0 or more", USAGE)
