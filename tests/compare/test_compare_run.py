@@ -12,7 +12,7 @@ from . import trainers
 @pytest.mark.slow
 def test_resume_adds_runs_until_a_real_difference_is_decided(tmp_path):
     out = str(tmp_path / "c.jsonl")
-    options = dict(sources=["init", "order", "numerics"], min_runs=3, step=4, resamples=1000, jobs=2)
+    options = dict(sources=["init", "order", "numerics"], min_runs=3, step=4, resamples=1000, jobs=2, timeout=3600.0)
     first = compare(trainers.train_fast, trainers.train_slow, trainers.labels(), out, max_runs=3, **options)
     assert first.pairs == 3 and first.verdict == "undecided"  # 3 pairs cannot decide (the sign test needs 6)
     assert first.runs_to_decide >= 6 and first.mean_a > first.mean_b
