@@ -40,6 +40,8 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
         return render_diverge(diverged[0], generated=generated, title=title)
     compared = [r for r in results if getattr(r, "kind", None) == "compare"]
     if compared:
+        # The A vs B file is the page; A/A files (tfdet compare --aa), in any order, its noise floor.
+        compared.sort(key=lambda r: bool(r.header is not None and r.header.aa))
         floors = [r for r in compared[1:] if r.header is not None and r.header.aa]
         if len(results) > 1 + len(floors):
             raise ResultsError("%s: a compare results file is reported on its own, or with A/A files (tfdet "
