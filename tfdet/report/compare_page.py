@@ -123,7 +123,8 @@ def facts(results):
         rows.append(("runs", "%d complete pairs, %d trainings finished%s" % (
             s.pairs, s.trainings, ", %d excluded" % s.excluded if s.excluded else "")))
         if s.seconds is not None:
-            rows.append(("wall time", "%.0f s on %s" % (s.seconds, h.executor or "?")))
+            rows.append(("wall time", "%.0f s on %s (the last run; a --resume counts its own)" % (
+                s.seconds, h.executor or "?")))
     rows.append(("TensorFlow", "%s, Python %s, tfdet %s" % (h.tf_version, h.python, h.tfdet_version)))
     return rows
 
