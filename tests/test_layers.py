@@ -15,7 +15,7 @@ own layer unless SIDEWAYS says why):
     3  features  tfdet.probe, tfdet.patching (+ the tfdet package: the public
                  face of patch/unpatch/status/deterministic), tfdet.report,
                  tfdet.scanning, tfdet.locating (+ tfdet.testing), tfdet.diverge,
-                 tfdet.matrix
+                 tfdet.matrix, tfdet.compare
     2  core      tfdet.results, tfdet.catalog (+ tfdet.catalog_data),
                  tfdet.executor (runs independent jobs; features use it)
     1  base      tfdet.tfinfo, tfdet._version
@@ -43,6 +43,7 @@ LAYERS = {
     "locating": (3, ["tfdet.locating", "tfdet.testing"]),  # locate, and the test assertions built on it
     "diverge": (3, ["tfdet.diverge"]),
     "matrix": (3, ["tfdet.matrix"]),  # every TF version's environment, probed
+    "compare": (3, ["tfdet.compare"]),  # is A better than B: paired trainings, P(A>B)
     "results": (2, ["tfdet.results"]),
     "catalog": (2, ["tfdet.catalog", "tfdet.catalog_data"]),
     "graph": (2, ["tfdet.graph"]),  # the one graph walker: protos in, ops out
@@ -75,6 +76,9 @@ SIDEWAYS = {
     ("diverge", "probe"): "diverge reuses the probe's mode definitions and process launcher",
     # The patched mode calls tfdet.patch() inside the training process.
     ("diverge", "facade"): "a patched training calls tfdet.patch()",
+    # compare starts its trainings through diverge's one-training job, modes and
+    # workloads: one way to launch TensorFlow processes, not a second one.
+    ("compare", "diverge"): "compare trains through diverge's job (run_training), modes and workloads",
     # The matrix runs the probe on each version: which modes a TF has comes from
     # the probe's mode definitions, and the probe starts with this tfdet in
     # another interpreter by the probe's own launcher (probe.process.module_command).

@@ -24,7 +24,7 @@ def test_help_lists_every_command():
     commands = [" ".join(words[1:3] if words[1] == "catalog" else words[1:2]) for words in listed]
     assert commands == [
         "probe", "catalog list", "catalog show", "catalog diff", "catalog check", "catalog update", "report", "status", "scan", "locate",
-        "diverge", "matrix"]
+        "diverge", "compare", "matrix"]
     assert "141" in done.stdout and max(len(line) for line in done.stdout.splitlines()) <= 80
 
 

@@ -11,10 +11,11 @@ import sys
 import textwrap
 
 from .. import __version__
-from . import catalog_cmd, diverge_cmd, locate_cmd, matrix_cmd, probe_cmd, report_cmd, scan_cmd, status_cmd
+from . import catalog_cmd, compare_cmd, diverge_cmd, locate_cmd, matrix_cmd, probe_cmd, report_cmd, scan_cmd, status_cmd
 from .exitcodes import BROKEN_PIPE, INTERRUPTED, USAGE, CommandError
 
-COMMANDS = (probe_cmd, catalog_cmd, report_cmd, status_cmd, scan_cmd, locate_cmd, diverge_cmd, matrix_cmd)
+COMMANDS = (probe_cmd, catalog_cmd, report_cmd, status_cmd, scan_cmd, locate_cmd, diverge_cmd, compare_cmd,
+            matrix_cmd)
 
 # The list of commands in --help is built from the parsers the COMMANDS
 # register (each module's HELP), so a new command module is listed by itself.

@@ -30,6 +30,10 @@ Fig. S4 of Fort et al.) and per learning rate, per-class disagreement, weight
 distances and the cost table; cells also carry the names of Zhuang et al.,
 MLSys 2022 (IMPL, ALGO, ALGO+IMPL, control).
 
+A `tfdet compare` results file gives its own page: the verdict, each
+setup's accuracy per training, P(A>B) and its interval at every look against
+0.5 and gamma, the variance shares, and the runs the rule took.
+
 --matrix gives the page for many TF versions of one device (what `tfdet
 matrix` writes: one probe results file per version): a verdict in words
 (which ops vary without TF's switches and in which versions, which the
@@ -70,7 +74,8 @@ def add_parser(commands):
     parser = commands.add_parser("report", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+", metavar="RESULTS",
-                        help="probe results files (JSON Lines), or one locate result (JSON), or one diverge results file")
+                        help="probe results files (JSON Lines), or one locate result (JSON), or one diverge or compare "
+                        "results file")
     parser.add_argument("-o", "--output", default="tfdet-report.html", metavar="FILE",
                         help="where to write the page (default tfdet-report.html; '-' for standard output)")
     parser.add_argument("--title", help="page title (default: the runs' TF versions and devices)")
@@ -163,6 +168,10 @@ def describe(report, output):
     if getattr(report, "kind", None) == "diverge":
         return "wrote %s: %d cells, %d trainings%s" % (output, report.cells, report.trainings, (
             "; " + report.verdict[0]) if report.verdict else "")
+    if getattr(report, "kind", None) == "compare":
+        summary = report.summary
+        return "wrote %s: %s" % (output, "%s, P(A>B) = %.3f over %d pairs" % (
+            summary.verdict, summary.p.value, summary.pairs) if summary and summary.p else "nothing compared")
     if getattr(report, "kind", None) == "matrix":
         measured = [c.version for c in report.columns if c.run is not None]
         return "wrote %s: %d TF version%s (%s), %d rows, %d disagreement%s with the catalogue" % (

@@ -22,6 +22,9 @@ import os
 
 INIT_SEED, BATCH_SEED, LR, OUT = ("TFDET_DIVERGE_INIT_SEED", "TFDET_DIVERGE_BATCH_SEED", "TFDET_DIVERGE_LR",
                                   "TFDET_DIVERGE_OUT")
+# tfdet compare's "data" source: the seed of the training set's bootstrap resample
+# (unset: train on the whole set; context().data_seed is None).
+DATA_SEED = "TFDET_DIVERGE_DATA_SEED"
 
 
 class Context(object):
@@ -30,6 +33,7 @@ class Context(object):
         self.batch_seed = batch_seed
         self.lr = lr  # None: no --lr given; the script uses its own
         self.out = out  # where save() writes; None outside tfdet diverge
+        self.data_seed = None  # tfdet compare --sources data: resample the training set with it
 
     def save(self, predictions, weights=None, labels=None, steps=None):
         """predictions: class ids [examples] or logits/probabilities [examples, classes];
@@ -52,5 +56,8 @@ class Context(object):
 def context(environ=None):
     environ = os.environ if environ is None else environ
     lr = environ.get(LR)
-    return Context(int(environ.get(INIT_SEED, 1)), int(environ.get(BATCH_SEED, 1)),
-                   float(lr) if lr else None, environ.get(OUT))
+    ctx = Context(int(environ.get(INIT_SEED, 1)), int(environ.get(BATCH_SEED, 1)),
+                  float(lr) if lr else None, environ.get(OUT))
+    if environ.get(DATA_SEED):
+        ctx.data_seed = int(environ[DATA_SEED])
+    return ctx

@@ -43,7 +43,8 @@ def _builtin(tf, np, spec):
     from tfdet.diverge.workloads import WORKLOADS, train
 
     return train(tf, np, keras, WORKLOADS[spec["workload"]], int(spec["init_seed"]), int(spec["batch_seed"]),
-                 float(spec["lr"]), float(spec.get("momentum", 0.0)), int(spec["epochs"]), int(spec["batch_size"]))
+                 float(spec["lr"]), float(spec.get("momentum", 0.0)), int(spec["epochs"]), int(spec["batch_size"]),
+                 spec.get("data_seed"))
 
 
 def _outputs(np, predictions, weights, labels, seconds, steps):
@@ -71,6 +72,8 @@ def _script(np, spec, outdir):
                        contract.OUT: saved})
     if spec.get("lr"):
         os.environ[contract.LR] = repr(float(spec["lr"]))
+    if spec.get("data_seed") is not None:
+        os.environ[contract.DATA_SEED] = str(spec["data_seed"])
     script = spec["script"]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     sys.argv = [script] + list(spec.get("script_args", []))

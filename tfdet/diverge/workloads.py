@@ -192,13 +192,18 @@ WORKLOADS = {
 WORKLOAD_NAMES = tuple(WORKLOADS)
 
 
-def train(tf, np, keras, workload, init_seed, batch_seed, lr, momentum, epochs, batch_size):
+def train(tf, np, keras, workload, init_seed, batch_seed, lr, momentum, epochs, batch_size, data_seed=None):
     """Train once; the result dict: logits on the test set, test labels, final
     weights, and timing (seconds of the whole loop, median seconds per step
-    after the first, which includes tracing)."""
+    after the first, which includes tracing). data_seed (tfdet compare's "data"
+    source): train on a bootstrap resample of the training set, drawn with that
+    seed; the test set stays the same."""
     import time
 
     data = workload.data(np)
+    if data_seed is not None:
+        resample = np.random.default_rng(data_seed).integers(0, len(data.y_train), len(data.y_train))
+        data = data._replace(x_train=data.x_train[resample], y_train=data.y_train[resample])
     keras.utils.set_random_seed(init_seed)  # the initialisation (and any other Python/numpy/TF randomness)
     model = workload.model(keras)
     optimizer = keras.optimizers.SGD(learning_rate=lr, momentum=momentum)

@@ -17,7 +17,8 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
     """Read results files and render their report: (Report, the page as a string).
 
     A `tfdet locate --json` file gives the locate page instead (the result, the page),
-    a `tfdet diverge` file the diverge page (its DivergePage, the page).
+    a `tfdet diverge` file the diverge page (its DivergePage, the page),
+    a `tfdet compare` file the compare page (its CompareResults, the page).
     Raises tfdet.results.ResultsError, naming the file (and line and field),
     for a file that is missing, not a results file, malformed, or of an unknown
     schema version.
@@ -37,6 +38,17 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
         from .diverge_page import render_diverge
 
         return render_diverge(diverged[0], generated=generated, title=title)
+    compared = [r for r in results if getattr(r, "kind", None) == "compare"]
+    if compared:
+        # The A vs B file is the page; A/A files (tfdet compare --aa), in any order, its noise floor.
+        compared.sort(key=lambda r: bool(r.header is not None and r.header.aa))
+        floors = [r for r in compared[1:] if r.header is not None and r.header.aa]
+        if len(results) > 1 + len(floors):
+            raise ResultsError("%s: a compare results file is reported on its own, or with A/A files (tfdet "
+                               "compare --aa) that give its noise floor" % compared[0].path)
+        from .compare_page import render_compare
+
+        return render_compare(compared[0], generated=generated, title=title, floors=floors)
     located = [r for r in results if isinstance(r, LocateResult)]
     if located:
         if len(results) > 1:

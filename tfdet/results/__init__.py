@@ -20,7 +20,8 @@ from .vocabulary import DEFAULT_MODES, MEASURED, MODES, OUTCOMES
 def load(path):
     """The results in a tfdet results file: a ProbeResults for a probe file (JSON
     Lines), a LocateResult for `tfdet locate --json` output (one JSON object),
-    a DivergeResults for a `tfdet diverge` file (JSON Lines, a diverge header).
+    a DivergeResults for a `tfdet diverge` file (JSON Lines, a diverge header),
+    a CompareResults for a `tfdet compare` file (a compare header).
     Raises ResultsError, naming the file and line, for anything malformed."""
     import json
 
@@ -48,6 +49,15 @@ def load(path):
             from .diverge_file import read_diverge
 
             return read_diverge(path)
+    if first.startswith("{") and '"compare"' in first:
+        try:
+            data = json.loads(first)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and data.get("kind") == "compare":
+            from .compare_file import read_compare
+
+            return read_compare(path)
     return read_probe(path)
 
 

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from . import diverge_records, locate_records, probe_records, scan_records
+from . import compare_records, diverge_records, locate_records, probe_records, scan_records
 from .typed import json_schema
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
@@ -45,10 +45,18 @@ def diverge_schema():
                        [records["header"], records["training"], records["summary"]])
 
 
+def compare_schema():
+    records = compare_records.RECORDS
+    return json_schema("tfdet compare results, version %d" % compare_records.SCHEMA_VERSION,
+                       "https://tfdet.invalid/schemas/compare-%d.json" % compare_records.SCHEMA_VERSION,
+                       [records["header"], records["training"], records["look"], records["summary"]])
+
+
 # kind: (version, the schema now)
 SCHEMAS = {"probe": (probe_records.SCHEMA_VERSION, probe_schema), "scan": (scan_records.SCHEMA_VERSION, scan_schema),
            "locate": (locate_records.SCHEMA_VERSION, locate_schema),
-           "diverge": (diverge_records.SCHEMA_VERSION, diverge_schema)}
+           "diverge": (diverge_records.SCHEMA_VERSION, diverge_schema),
+           "compare": (compare_records.SCHEMA_VERSION, compare_schema)}
 
 
 def schema_path(kind, version):

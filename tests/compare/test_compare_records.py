@@ -1,0 +1,120 @@
+"""The compare records, file, summary and page: built from training records
+(scores in, verdict and page out), the schema, and --resume's checks."""
+
+import dataclasses
+import json
+
+import pytest
+
+from tfdet.compare import plan, summary as summarizing
+from tfdet.compare.run import CompareConfig, check_resumable, header_of
+from tfdet.report import report_from_files
+from tfdet.results import ResultsError, ResultsMismatch, load
+from tfdet.results.compare_records import CompareTraining, Setup
+from tfdet.results.jsonl import JsonLinesWriter
+from tfdet.results.schema import committed_schema
+
+
+def _config(tmp_path, **options):
+    options.setdefault("min_runs", 6)
+    options.setdefault("max_runs", 10)
+    options.setdefault("step", 2)
+    return CompareConfig(a=Setup(name="A", workload="digits-cnn", lr=0.1, epochs=3, batch_size=32),
+                         b=Setup(name="B", workload="digits-cnn", lr=0.02, epochs=3, batch_size=32),
+                         out=str(tmp_path / "c.jsonl"), resamples=500, **options)
+
+
+def _trainings(scores_a, scores_b, sources=("init", "order")):
+    records = []
+    for pair, (a, b) in enumerate(zip(scores_a, scores_b)):
+        for planned, score in zip(plan.pair_trainings(pair, list(sources)), (a, b)):
+            records.append(CompareTraining(record="training", arm=planned.arm, pair=pair, mode=planned.mode,
+                                           init_seed=planned.init_seed, batch_seed=planned.batch_seed,
+                                           data_seed=planned.data_seed, outcome="ok" if score is not None
+                                           else "timeout", score=score,
+                                           error=None if score is not None else "no result after 600 s (killed)"))
+    return records
+
+
+def test_pairs_share_their_seeds_and_aa_does_not():
+    a, b = plan.pair_trainings(3, ["data", "init", "order"])
+    assert (a.init_seed, a.batch_seed, a.data_seed) == (b.init_seed, b.batch_seed, b.data_seed)
+    a2, b2 = plan.pair_trainings(3, ["init", "order"], aa=True)
+    assert a2.init_seed != b2.init_seed and a2.batch_seed != b2.batch_seed
+    assert a2.data_seed is None and a2.mode == "patched"  # data and numerics held fixed
+    assert plan.pair_trainings(3, ["numerics"])[0].mode == "baseline"
+    shares = plan.share_trainings("order", 3)
+    assert len({t.batch_seed for t in shares}) == 3 and {t.init_seed for t in shares} == {plan.FIXED_SEED}
+
+
+def test_summary_excludes_failed_pairs_and_says_so(tmp_path):
+    header = header_of(_config(tmp_path), "2.21.0", "local")
+    records = _trainings([0.9, 0.91, 0.92, 0.9, 0.93, 0.91, 0.92, 0.9], [0.5, 0.52, None, 0.51, 0.5, 0.49, 0.5, 0.5])
+    result = summarizing.summary(header, records, True, "test", 1)
+    assert result.pairs == 7 and result.excluded == 1
+    assert result.notes == ["B #2: timeout (no result after 600 s (killed))"]
+    assert result.p.value == 1.0 and result.verdict == "A better" and result.decided
+    assert result.scores["A"] == [0.9, 0.91, 0.9, 0.93, 0.91, 0.92, 0.9]
+
+
+def test_few_pairs_stay_undecided_and_say_how_many_would_do(tmp_path):
+    header = header_of(_config(tmp_path), "2.21.0", "local")
+    result = summarizing.summary(header, _trainings([0.9, 0.91, 0.92], [0.5, 0.52, 0.5]), True, "test", 1)
+    assert result.verdict == "undecided" and not result.decided
+    assert result.runs_to_decide == 7  # the sign test at 1 - 0.05/3 (3 looks): 2 * 0.5**7 = 0.016 < 0.0167
+
+
+def _write(tmp_path, header, records, looks, final):
+    path = str(tmp_path / "c.jsonl")
+    writer = JsonLinesWriter(path, overwrite=True)
+    writer.write_header(header)
+    writer.append(records + looks + [final])
+    writer.close()
+    return path
+
+
+def test_file_reads_back_holds_to_the_schema_and_renders(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    header = header_of(_config(tmp_path, share_runs=2, sources=["init", "order"]), "2.21.0", "local")
+    records = _trainings([0.9, 0.91, 0.92, 0.9, 0.93, 0.91, 0.9], [0.5, 0.52, 0.51, 0.51, 0.5, 0.49, 0.5])
+    for source, scores in (("init", [0.9, 0.92]), ("order", [0.91, 0.91])):
+        records += [CompareTraining(record="training", arm="share:" + source, pair=k, mode="patched", init_seed=1,
+                                    batch_seed=1, outcome="ok", score=s) for k, s in enumerate(scores)]
+    look = summarizing.look(header, records, 1)
+    final = summarizing.summary(header, records, True, "decided at look 1 of 3 (7 pairs)", 1, 12.5)
+    path = _write(tmp_path, header, records, [look], final)
+    validator = jsonschema.Draft7Validator(committed_schema("compare"))
+    with open(path) as handle:
+        for line in handle:
+            assert not list(validator.iter_errors(json.loads(line)))
+    results = load(path)
+    assert results.kind == "compare" and results.summary == final and results.looks == [look]
+    assert [(s.source, s.share) for s in final.shares] == [("init", 1.0), ("order", 0.0)]
+    _, page = report_from_files([path], generated="now")
+    assert "A better" in page and "<script" not in page and "look 1 (7 pairs)" in page
+    assert "variance" in page and "init 100%" in page
+
+
+def test_a_compare_file_is_reported_with_aa_files_only(tmp_path):
+    header = header_of(_config(tmp_path), "2.21.0", "local")
+    records = _trainings([0.9] * 8, [0.5] * 8)
+    path = _write(tmp_path, header, records, [], summarizing.summary(header, records, True, "", 0))
+    with pytest.raises(ResultsError, match="on its own"):
+        report_from_files([path, path])
+    (tmp_path / "aa").mkdir()
+    floor_header = header_of(_config(tmp_path, aa=True, sources=["init", "order", "numerics"]), "2.21.0", "local")
+    floor_records = _trainings([0.9, 0.91, 0.9, 0.92], [0.91, 0.9, 0.9, 0.91])
+    floor = _write(tmp_path / "aa", floor_header, floor_records, [],
+                   summarizing.summary(floor_header, floor_records, True, "", 0))
+    _, page = report_from_files([floor, path], generated="now")  # any order: the A/A file is the floor
+    assert "The noise floor" in page and "TF as it comes" in page and "A vs B" in page
+    assert "0.500" in page  # P(A>A): 1 win, 1 loss, 2 ties of 4 pairs
+
+
+def test_resume_may_add_runs_only(tmp_path):
+    old = header_of(_config(tmp_path), "2.21.0", "local")
+    check_resumable(old, dataclasses.replace(old, max_runs=20, looks=8, created="later"), "c.jsonl")
+    with pytest.raises(ResultsMismatch, match="gamma"):
+        check_resumable(old, dataclasses.replace(old, gamma=0.8), "c.jsonl")
+    with pytest.raises(ResultsMismatch, match="add runs"):
+        check_resumable(old, dataclasses.replace(old, max_runs=8), "c.jsonl")

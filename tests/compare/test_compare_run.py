@@ -1,0 +1,27 @@
+"""tfdet compare end to end: real trainings (a real varying op), each in its own
+process through the executor; the verdict, the file, --resume. Slow."""
+
+import pytest
+
+from tfdet.compare import compare
+from tfdet.results import load
+
+from . import trainers
+
+
+@pytest.mark.slow
+def test_resume_adds_runs_until_a_real_difference_is_decided(tmp_path):
+    out = str(tmp_path / "c.jsonl")
+    options = dict(sources=["init", "order", "numerics"], min_runs=3, step=4, resamples=1000, jobs=2, timeout=3600.0)
+    first = compare(trainers.train_fast, trainers.train_slow, trainers.labels(), out, max_runs=3, **options)
+    assert first.pairs == 3 and first.verdict == "undecided"  # 3 pairs cannot decide (the sign test needs 6)
+    assert first.runs_to_decide >= 6 and first.mean_a > first.mean_b
+    kept = load(out).trainings
+    # --resume with a larger budget: trains pairs 3..6 only, keeps the first six trainings
+    result = compare(trainers.train_fast, trainers.train_slow, trainers.labels(), out, max_runs=7, resume=True,
+                     **options)
+    results = load(out)
+    assert results.trainings[:6] == kept and len(results.trainings) == 14
+    assert result.pairs == 7 and result.verdict == "A better" and result.decided
+    assert results.header.fixed == ["data"] and results.summary == result
+    assert [look.pairs for look in results.looks] == [3, 7]

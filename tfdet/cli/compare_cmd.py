@@ -1,0 +1,281 @@
+"""`tfdet compare`: is setup A really better than setup B? Paired trainings,
+P(A>B) with a bootstrap interval, a verdict, and the runs it took."""
+
+import argparse
+import dataclasses
+import datetime
+import importlib.util
+import json
+import os
+import signal
+import sys
+
+from . import arguments
+from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
+from .probe_cmd import _end_like_ctrl_c_on_sigterm
+
+HELP = "is setup A really better than B? paired trainings, P(A>B) with an interval, a verdict, the runs it took"
+
+EPILOG = """\
+A setup is KEY=VALUE,... of workload (a built-in one), script (your training,
+under the tfdet.diverge.context() contract), lr, momentum, epochs,
+batch_size; what --a or --b leaves out comes from --workload, --lr, --epochs,
+... --aa compares A with itself on other seeds: the noise floor.
+
+Pair i of A and of B share every randomised seed. --sources picks what varies
+from pair to pair: data (a bootstrap resample of the training set; the test
+set stays), init (the initialisation seed), order (the batch order), numerics
+(TF's kernels as they come; left out, every training runs under
+tfdet.patch()). What is not picked is held fixed, and the output says so.
+
+The statistic is P(A>B), the share of pairs where A's test accuracy is higher
+(ties count one half), with a bootstrap interval (--interval percentile or
+bca, seeded by --seed: the same scores give the same interval). The verdict
+(Bouthillier et al., "Accounting for Variance in Machine Learning
+Benchmarks", MLSys 2021): A better when the interval lies above 0.5 and
+P(A>B) > gamma (default 0.75, the paper's threshold of a meaningful
+improvement); B better, the mirror image; no meaningful difference when the
+interval lies inside (1-gamma, gamma); undecided otherwise. A look decides
+only from the fewest pairs at which A winning every pair passes the exact
+sign test at the look's level (6 pairs at 95%, 8 at 99%).
+
+Sequential: the rule looks at --min-runs pairs, then every --step pairs up to
+--max-runs, and stops at the first look that decides. Each of the L planned
+looks uses a 1-(1-level)/L interval (Bonferroni), so all looks together err at
+most 1-level. Undecided at the budget: the output says how many pairs would
+likely decide. --fixed looks once, at --max-runs. --shares K then trains A K
+times per source varying that source alone: each source's share of the
+variance.
+
+Trainings are written to --out as they finish (JSON lines, schema
+compare-1.json), one process each, through the executor (--jobs, --executor
+dask). An interrupted run keeps what finished; --resume continues it (and
+--max-runs can grow). tfdet report OUT -o page.html draws the page.
+
+examples:
+  tfdet compare --workload digits-cnn --a lr=0.05 --b lr=0.005 --epochs 3
+  tfdet compare --workload digits-cnn --lr 0.05 --aa --sources init,order,numerics
+  tfdet compare --a script=train_new.py --b script=train_old.py --max-runs 40 --gate
+  tfdet compare --workload embedding --a lr=1.0 --b lr=0.1 --executor dask --jobs 2
+
+exit codes: 0 done (with --gate: decided), 1 --gate and undecided within the
+budget, 2 usage (bad flag, results file in use or written for another
+comparison), 3 invalid input (no such script, not a compare results file),
+4 environment (no TensorFlow, scikit-learn or dask), 5 the results could not
+be written, 130 interrupted (finished trainings kept).
+"""
+
+SETUP_KEYS = {"workload": str, "script": str, "lr": float, "momentum": float, "epochs": int, "batch_size": int}
+
+
+def setup_text(text):
+    """KEY=VALUE,... of SETUP_KEYS -> dict; a usage error otherwise."""
+    values = {}
+    for item in [t.strip() for t in text.split(",") if t.strip()]:
+        key, eq, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or key not in SETUP_KEYS:
+            raise argparse.ArgumentTypeError("%r is not KEY=VALUE of %s" % (item, ", ".join(SETUP_KEYS)))
+        try:
+            values[key] = SETUP_KEYS[key](value.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError("%s=%s is not a %s" % (key, value, SETUP_KEYS[key].__name__)) from None
+    return values
+
+
+def sources_text(text):
+    from ..compare.plan import parse_sources
+
+    try:
+        return parse_sources([t.strip() for t in text.split(",") if t.strip()])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def gamma_text(text):
+    value = float(text)
+    if not 0.5 < value < 1.0:
+        raise argparse.ArgumentTypeError("gamma must be between 0.5 and 1, got %s" % text)
+    return value
+
+
+def level_text(text):
+    value = float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError("the level must be between 0 and 1, got %s" % text)
+    return value
+
+
+def add_parser(commands):
+    from ..diverge import WORKLOAD_NAMES
+    from ..executor import EXECUTORS
+
+    parser = commands.add_parser("compare", help=HELP, description="Is setup A really better than setup B? "
+                                 "Paired trainings, P(A>B) with a bootstrap interval, a verdict, the runs it took.",
+                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--a", type=setup_text, default={}, metavar="KEY=VALUE,...", help="setup A")
+    parser.add_argument("--b", type=setup_text, default=None, metavar="KEY=VALUE,...", help="setup B")
+    parser.add_argument("--aa", action="store_true", help="compare A with itself on other seeds (the noise floor)")
+    parser.add_argument("--workload", choices=WORKLOAD_NAMES, help="the built-in training of both setups")
+    parser.add_argument("--lr", type=arguments.positive_float, default=None, help="both setups' learning rate")
+    parser.add_argument("--momentum", type=float, default=0.0)
+    parser.add_argument("--epochs", type=arguments.positive_int, default=3, help="default 3")
+    parser.add_argument("--batch-size", type=arguments.positive_int, default=None)
+    parser.add_argument("--sources", type=sources_text, default=["data", "init", "order", "numerics"],
+                        help="what varies from pair to pair: data, init, order, numerics (default: all)")
+    parser.add_argument("--gamma", type=gamma_text, default=0.75,
+                        help="P(A>B) above it is meaningful (default 0.75, Bouthillier et al. 2021)")
+    parser.add_argument("--level", type=level_text, default=0.95, help="interval level over all looks (0.95)")
+    parser.add_argument("--interval", choices=("percentile", "bca"), default="percentile")
+    parser.add_argument("--resamples", type=arguments.positive_int, default=5000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    parser.add_argument("--min-runs", type=arguments.positive_int, default=10, help="pairs at the first look (10)")
+    parser.add_argument("--max-runs", type=arguments.positive_int, default=30, help="the budget in pairs (30)")
+    parser.add_argument("--step", type=arguments.positive_int, default=5, help="pairs added per look (5)")
+    parser.add_argument("--fixed", action="store_true", help="no sequential rule: one look at --max-runs")
+    parser.add_argument("--shares", type=int, default=0, metavar="K",
+                        help="K trainings of A per source, that source alone varied: the variance shares")
+    parser.add_argument("--jobs", type=arguments.positive_int, default=1)
+    parser.add_argument("--executor", choices=EXECUTORS, default="local")
+    parser.add_argument("--scheduler", metavar="ADDRESS")
+    parser.add_argument("--out", help="results file (default: tfdet-compare-TIME.jsonl)")
+    parser.add_argument("--resume", action="store_true", help="continue --out (more runs with a larger --max-runs)")
+    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--timeout", type=arguments.positive_float, default=600.0,
+                        help="seconds one training may take before it is killed and recorded (600)")
+    parser.add_argument("--gate", action="store_true", help="exit 1 when the budget ends undecided")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", action="store_true")
+    parser.set_defaults(run=run)
+
+
+def _setup(name, given, args):
+    from ..diverge.workloads import WORKLOADS
+    from ..results.compare_records import Setup
+
+    script = given.get("script")
+    workload = given.get("workload", args.workload)
+    if script:
+        if not os.path.isfile(script):
+            raise CommandError("--%s script=%s: no such file" % (name.lower(), script), INVALID_INPUT)
+        return Setup(name=name, workload="script:" + script, script=os.path.abspath(script),
+                     lr=given.get("lr", args.lr or 0.0), momentum=given.get("momentum", args.momentum))
+    if workload is None:
+        raise CommandError("setup %s trains nothing: give --workload, or workload= or script= in --%s" % (
+            name, name.lower()), USAGE)
+    if workload not in WORKLOADS:
+        raise CommandError("setup %s: unknown workload %r (choose from %s)" % (name, workload, ", ".join(WORKLOADS)),
+                           USAGE)
+    builtin = WORKLOADS[workload]
+    return Setup(name=name, workload=workload, lr=given.get("lr", args.lr or builtin.lrs[0]),
+                 momentum=given.get("momentum", args.momentum), epochs=given.get("epochs", args.epochs),
+                 batch_size=given.get("batch_size", args.batch_size or builtin.batch_size))
+
+
+def config_of(args):
+    from ..compare import CompareConfig
+
+    if args.aa == (args.b is not None):
+        raise CommandError("give --b, or --aa to compare A with itself", USAGE)
+    if args.min_runs > args.max_runs and not args.fixed:  # --fixed looks once, at --max-runs
+        raise CommandError("--min-runs %d is more than --max-runs %d" % (args.min_runs, args.max_runs), USAGE)
+    if args.shares < 0:
+        raise CommandError("--shares must be 0 or more", USAGE)
+    if args.resume and args.overwrite:
+        raise CommandError("--resume and --overwrite exclude each other", USAGE)
+    if args.scheduler and args.executor != "dask":
+        raise CommandError("--scheduler needs --executor dask", USAGE)
+    a = _setup("A", args.a, args)
+    b = dataclasses.replace(a, name="B") if args.aa else _setup("B", args.b, args)
+    if not args.aa and a == dataclasses.replace(b, name="A"):
+        raise CommandError("--a and --b are the same setup: use --aa for the noise floor", USAGE)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return CompareConfig(
+        a=a, b=b, aa=args.aa, out=args.out or "tfdet-compare-%s.jsonl" % stamp, sources=args.sources,
+        gamma=args.gamma, level=args.level, interval=args.interval, resamples=args.resamples, seed=args.seed,
+        min_runs=args.max_runs if args.fixed else args.min_runs, max_runs=args.max_runs, step=args.step,
+        share_runs=args.shares, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+        resume=args.resume, overwrite=args.overwrite, timeout=args.timeout, argv=list(sys.argv))
+
+
+def _check_environment(config):
+    from ..tfinfo import installed_tf_version
+
+    if installed_tf_version() is None:
+        raise CommandError("tfdet compare needs TensorFlow: pip install tensorflow", ENVIRONMENT)
+    if "digits-cnn" in (config.a.workload, config.b.workload) and importlib.util.find_spec("sklearn") is None:
+        raise CommandError("the digits-cnn workload needs scikit-learn: pip install 'tfdet[diverge]'", ENVIRONMENT)
+    if config.executor == "dask" and importlib.util.find_spec("distributed") is None:
+        raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
+
+
+def run(args, out):
+    from ..compare import CompareError, Progress, run_compare
+    from ..executor import ExecutorError
+    from ..results import ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError
+
+    config = config_of(args)
+    _check_environment(config)
+    terminate = _end_like_ctrl_c_on_sigterm()  # SIGTERM ends the run as Ctrl-C does: finished trainings kept
+    try:
+        header, _, looks, summary = run_compare(config, Progress(stream=args.err, quiet=args.quiet or args.json))
+    except (ResultsInUse, ResultsMismatch) as exc:
+        raise CommandError(str(exc), USAGE) from None
+    except ResultsWriteError as exc:
+        raise CommandError(str(exc), WRITE_FAILED) from None
+    except ResultsError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    except (CompareError, ExecutorError) as exc:
+        raise CommandError(str(exc), ENVIRONMENT) from None
+    finally:
+        if terminate is not None:
+            signal.signal(signal.SIGTERM, terminate)
+    if args.json:
+        json.dump(summary.to_json(), out, indent=1, sort_keys=True)
+        out.write("\n")
+    else:
+        print_verdict(out, header, summary)
+        out.write("results: %s\n" % config.out)
+    return FINDING if args.gate and not summary.decided else OK
+
+
+def _setup_line(setup):
+    what = setup.script or setup.workload
+    extra = ", ".join("%s=%g" % (k, getattr(setup, k)) for k in ("lr", "momentum") if getattr(setup, k))
+    if setup.epochs:
+        extra += ", epochs=%d" % setup.epochs
+    return "%s (%s)" % (what, extra.strip(", ")) if extra else what
+
+
+def print_verdict(out, header, summary):
+    """One screen: the setups, what varied, the verdict and what it rests on."""
+    w = out.write
+    w("A: %s\n" % _setup_line(header.a))
+    w("B: %s\n" % ("A again, other seeds (A/A: the noise floor)" if header.aa else _setup_line(header.b)))
+    w("randomised: %s; held fixed: %s\n" % (", ".join(header.sources) or "nothing",
+                                             ", ".join(header.fixed) or "nothing"))
+    if summary.p is None:
+        w("no complete pair of trainings: nothing to compare (%d excluded)\n" % summary.excluded)
+        return
+    p, d = summary.p, summary.difference
+    w("\nverdict: %s%s\n" % (summary.verdict.upper(), "" if summary.complete else " (interrupted)"))
+    w("  P(A>B) = %.3f, %g%% interval [%.3f, %.3f] (%s bootstrap, %d resamples, seed %d); gamma = %g\n" % (
+        p.value, 100 * p.level, p.lower, p.upper, header.interval, header.resamples, header.seed, header.gamma))
+    w("  accuracy: A %.2f%%, B %.2f%%; A - B = %+.2f points [%+.2f, %+.2f]\n" % (
+        100 * summary.mean_a, 100 * summary.mean_b, 100 * d.value, 100 * d.lower, 100 * d.upper))
+    w("  %s; the interval %s 0.5\n" % ("significant" if summary.significant else "not significant",
+                                       "excludes" if summary.significant else "includes"))
+    w("runs: %d pairs (%d trainings), %d look%s of %d planned, each at %g%% (Bonferroni over looks); %s\n" % (
+        summary.pairs, 2 * summary.pairs, summary.looks_taken, "" if summary.looks_taken == 1 else "s",
+        header.looks, 100 * p.level, summary.stopped))
+    if summary.runs_to_decide:
+        w("  undecided: about %d pairs in all would likely decide (if P(A>B) stays at %.3f)\n" % (
+            summary.runs_to_decide, p.value))
+    if summary.excluded:
+        w("excluded (crashed or timed out; their pairs left out): %s\n" % "; ".join(summary.notes))
+    if summary.shares:
+        w("variance shares (trainings of A varying one source alone): %s\n" % ", ".join(
+            "%s %s (%d runs)" % (s.source, "-" if s.share is None else "%.0f%%" % (100 * s.share), s.runs)
+            for s in summary.shares))
+    if summary.seconds is not None:
+        w("wall time: %.0f s\n" % summary.seconds)

@@ -1,0 +1,26 @@
+"""compare(train_a, train_b): two Python functions instead of built-in setups or scripts."""
+
+from ..results.compare_records import Setup
+from .run import CompareConfig, run_compare
+
+
+def _setup(name, train):
+    from ..diverge.run import function_reference
+
+    reference = function_reference(train)
+    return Setup(name=name, workload="function:%s" % reference.rpartition(":")[2], function=reference)
+
+
+def compare(train_a, train_b, labels, out, progress=None, **options):
+    """Compare `train_a(init_seed, batch_seed) -> (predictions, weights)` with
+    `train_b` (diverge's function contract: top-level functions of a .py file),
+    scored by accuracy against `labels`. `options`: CompareConfig's (sources,
+    gamma, min_runs, max_runs, step, share_runs, jobs, ...). The data source is
+    not offered to functions (they get no data seed): leave it out of sources.
+    Returns the CompareSummary (also written to `out`)."""
+    options.setdefault("sources", ["init", "order", "numerics"])
+    if "data" in options["sources"]:
+        raise ValueError("the data source needs a built-in workload or a script (a function gets no data seed)")
+    config = CompareConfig(a=_setup("A", train_a), b=_setup("B", train_b), out=out,
+                           labels=[int(x) for x in labels], **options)
+    return run_compare(config, progress)[3]

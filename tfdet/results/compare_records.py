@@ -1,0 +1,154 @@
+"""The records of a `tfdet compare` results file, version 1: a header (the two
+setups, the sources randomised and held fixed, the statistics asked for), one
+training record per training as it finishes, a look record each time the
+sequential rule looks, and a summary record when a run ends (finished or
+interrupted; the last one counts). Its JSON Schema
+(tfdet/results/schemas/compare-1.json) is generated from these declarations.
+
+Arms: "A" and "B" are the paired trainings of the two setups (pair i of each
+shares every randomised seed; with --aa, B is A again on other seeds);
+"share:SOURCE" are the extra trainings of A that vary SOURCE alone (the
+variance shares).
+"""
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+from .typed import Record, field
+from .vocabulary import MODES
+
+SCHEMA_VERSION = 1
+KIND = "compare"
+
+SOURCES = ("data", "init", "order", "numerics")
+ARMS = ("A", "B") + tuple("share:" + s for s in SOURCES)
+OUTCOMES = ("ok", "failed", "timeout")
+VERDICTS = ("A better", "B better", "no meaningful difference", "undecided")
+INTERVALS = ("percentile", "bca")
+
+
+@dataclass(frozen=True)
+class Setup(Record):
+    """One side of the comparison: what trains and with which hyperparameters."""
+
+    name: str = field(doc="A or B")
+    workload: str = field(doc="a built-in workload, script:PATH or function:NAME")
+    lr: float = field(0.0, doc="0: the script's own")
+    momentum: float = field(0.0)
+    epochs: int = field(0)
+    batch_size: int = field(0)
+    script: Optional[str] = field(None)
+    script_args: List[str] = field([])
+    function: Optional[str] = field(None, doc="path/to/module.py:name")
+
+
+@dataclass(frozen=True)
+class CompareHeader(Record):
+    """Line 1: what is compared, how, and where it ran."""
+
+    record: str = field(choices=("header",))
+    schema_version: int = field()
+    kind: str = field(choices=(KIND,))
+    tfdet_version: str = field()
+    created: str = field(doc="ISO 8601, UTC")
+    argv: List[str] = field()
+    a: Setup = field()
+    b: Setup = field()
+    aa: bool = field(doc="B is A on other seeds: the noise floor")
+    sources: List[str] = field(doc="randomised across pairs (numerics: TF's kernels as they come)")
+    fixed: List[str] = field(doc="held fixed in every training (numerics: tfdet.patch())")
+    metric: str = field(choices=("accuracy",), doc="higher is better")
+    gamma: float = field(doc="P(A>B) above it is a meaningful improvement")
+    level: float = field(doc="the interval's level over all looks together")
+    interval: str = field(choices=INTERVALS)
+    resamples: int = field()
+    seed: int = field(doc="the bootstrap's seed")
+    min_runs: int = field(doc="pairs at the first look")
+    max_runs: int = field(doc="the budget: pairs at the last look")
+    step: int = field(doc="pairs added between looks")
+    looks: int = field(doc="looks planned; each uses a 1-(1-level)/looks interval (Bonferroni)")
+    share_runs: int = field(0, doc="trainings per source for the variance shares (0: none)")
+    tf_version: Optional[str] = field(None)
+    python: Optional[str] = field(None)
+    executor: Optional[str] = field(None)
+
+
+@dataclass(frozen=True)
+class CompareTraining(Record):
+    """One training, in its own process."""
+
+    record: str = field(choices=("training",))
+    arm: str = field(choices=ARMS)
+    pair: int = field(doc="0-based; pair i of A and of B share the randomised seeds")
+    mode: str = field(choices=MODES, doc="baseline (kernels vary) or patched (tfdet.patch())")
+    init_seed: int = field()
+    batch_seed: int = field()
+    outcome: str = field(choices=OUTCOMES)
+    data_seed: Optional[int] = field(None, doc="the bootstrap of the training set; null: the whole set")
+    score: Optional[float] = field(None, doc="the metric on the held-out test set")
+    error: Optional[str] = field(None)
+    wall_seconds: Optional[float] = field(None)
+    host: Optional[str] = field(None)
+
+    @property
+    def key(self):
+        return (self.arm, int(self.pair))
+
+
+@dataclass(frozen=True)
+class Estimate(Record):
+    """A statistic and its interval."""
+
+    value: float = field()
+    lower: float = field()
+    upper: float = field()
+    level: float = field()
+
+
+@dataclass(frozen=True)
+class Look(Record):
+    """The sequential rule looked at `pairs` complete pairs."""
+
+    record: str = field(choices=("look",))
+    number: int = field(doc="1-based")
+    pairs: int = field()
+    p: Estimate = field(doc="P(A>B)")
+    verdict: str = field(choices=VERDICTS)
+
+
+@dataclass(frozen=True)
+class Share(Record):
+    """The variance of the metric over trainings of A that vary one source alone."""
+
+    source: str = field(choices=SOURCES)
+    runs: int = field()
+    variance: Optional[float] = field(keep_none=True)
+    share: Optional[float] = field(keep_none=True, doc="of the sum over the sources measured")
+
+
+@dataclass(frozen=True)
+class CompareSummary(Record):
+    """When a run ends: the verdict and what it rests on."""
+
+    record: str = field(choices=("summary",))
+    complete: bool = field(doc="the rule stopped (decided or budget spent), not interrupted")
+    pairs: int = field(doc="complete pairs the figures are over")
+    excluded: int = field(doc="trainings that crashed or timed out (their pairs are left out)")
+    notes: List[str] = field([], doc="one per excluded training")
+    p: Optional[Estimate] = field(None, doc="P(A>B), at the last look's level")
+    difference: Optional[Estimate] = field(None, doc="mean of A - B over pairs")
+    mean_a: Optional[float] = field(None)
+    mean_b: Optional[float] = field(None)
+    verdict: str = field("undecided", choices=VERDICTS)
+    decided: bool = field(False)
+    significant: bool = field(False, doc="the interval of P(A>B) excludes 0.5")
+    stopped: str = field("", doc="why the rule stopped")
+    looks_taken: int = field(0)
+    runs_to_decide: Optional[int] = field(None, doc="pairs in all that would likely decide, when undecided")
+    shares: List[Share] = field([])
+    trainings: int = field(0, doc="trainings in the file that finished")
+    seconds: Optional[float] = field(None, doc="wall time of this run (not of earlier ones on --resume)")
+    scores: Dict[str, List[float]] = field({}, doc="arm: the scores of its complete pairs, in pair order")
+
+
+RECORDS = {"header": CompareHeader, "training": CompareTraining, "look": Look, "summary": CompareSummary}
