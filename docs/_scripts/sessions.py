@@ -78,7 +78,7 @@ def _clean(text, scratch):
 
 
 def run(session, scratch):
-    env = dict(os.environ, COLUMNS="100", PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", NO_COLOR="1")
+    env = dict(os.environ, COLUMNS="88", PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", NO_COLOR="1")
     text, code = [], 0
     for line in session.commands:
         proc = subprocess.run(_expand(_argv(line), scratch), cwd=scratch, env=env, stdout=subprocess.PIPE,
