@@ -20,7 +20,11 @@ def _cell(rec, flag):
     if rec["status"] in ("pass", "n/a"):
         detail = rec["detail"] if rec["promise"] in ("c", "d") and rec["status"] == "pass" else ""
         return (MARK[rec["status"]] + (" " + _short(detail) if detail else "")).strip()
-    return MARK[rec["status"]] + " " + _short(rec["detail"])
+    detail = rec["detail"]
+    if " [pending fix" in detail:  # the fix another branch holds matters more than the symptom's wording
+        symptom, pending = detail.split(" [", 1)
+        return MARK[rec["status"]] + " " + _short(pending.rstrip("]")) + ": " + _short(symptom, 90)
+    return MARK[rec["status"]] + " " + _short(detail)
 
 
 def _short(text, limit=140):
