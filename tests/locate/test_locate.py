@@ -107,7 +107,7 @@ def test_a_missing_script_is_exit_3_with_one_line(tmp_path):
 def test_a_script_that_raises_before_any_op_is_exit_3_with_one_line_and_its_logs_kept(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("raise ValueError('no data at /data/train')\n")
-    done = tfdet(str(broken), "--repeats", "1")
+    done = tfdet("--repeats", "1", str(broken))
     assert done.returncode == 3, done.stderr
     assert "ValueError: no data at /data/train" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -121,7 +121,7 @@ def test_a_run_that_hangs_is_stopped_and_what_it_recorded_is_compared(tmp_path):
     script.write_text("import time\nimport tensorflow as tf\n"
                       "x = tf.square(tf.constant([1.0, 2.0]))\nprint(float(tf.reduce_sum(x)), flush=True)\n"
                       "time.sleep(600)\n")
-    done = tfdet(str(script), "--timeout", "60", "--repeats", "1", "--json")
+    done = tfdet("--timeout", "60", "--repeats", "1", "--json", str(script))
     assert done.returncode == 3, done.stderr  # no two runs finished: nothing compared whole
     data = json.loads(done.stdout)
     assert [o["status"] for o in data["run_outcomes"]] == ["timed-out", "timed-out"]
@@ -133,7 +133,7 @@ def test_a_script_that_raises_after_running_ops_is_compared_up_to_there_and_exit
     script = tmp_path / "fails_later.py"
     script.write_text("import tensorflow as tf\nx = tf.square(tf.constant([1.0, 2.0]))\n"
                       "raise RuntimeError('out of data at step 1')\n")
-    done = tfdet(str(script), "--no-detail", "--repeats", "1")
+    done = tfdet("--no-detail", "--repeats", "1", str(script))
     assert done.returncode == 3, done.stderr
     assert "no two runs finished" in done.stdout and "RuntimeError: out of data at step 1" in done.stdout
     assert "traces kept in" in done.stdout
