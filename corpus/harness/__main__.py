@@ -1,7 +1,7 @@
 """python -m corpus.harness [--programs a,b] [--promises a,b,...] [--out corpus/results.jsonl] [--table]
 
 Checks each (program, promise) not yet in --out, in fresh processes, appending one
-JSON line each; --table then rewrites the README's corpus table from --out.
+JSON line each; --table then rewrites the corpus table of docs/topics/corpus.md from --out.
 --table alone (with --promises none) only rewrites the table."""
 
 import argparse
@@ -22,7 +22,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=promises.TIMEOUT, help="seconds per program run")
     parser.add_argument("--jobs", type=int, default=2, help="program runs at a time (promises a and b)")
     parser.add_argument("--steps", type=int, help="training steps of the runs of a and b (default: each program's STEPS)")
-    parser.add_argument("--table", action="store_true", help="rewrite the README's corpus table from --out")
+    parser.add_argument("--table", action="store_true", help="rewrite the corpus table of docs/topics/corpus.md from --out")
     args = parser.parse_args(argv)
     known = programs.names()
     names = args.programs.split(",") if args.programs else known

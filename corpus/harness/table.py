@@ -1,4 +1,4 @@
-"""The README's corpus table, from the results file, between its markers."""
+"""The corpus table of the docs (docs/topics/corpus.md), from the results file, between its markers."""
 
 import os
 
@@ -40,11 +40,11 @@ def render(latest, names):
     return "\n".join(lines)
 
 
-README = os.path.join(ROOT, "README.md")
+README = os.path.join(ROOT, "docs", "topics", "corpus.md")  # the page that shows the table
 
 
 def write(latest, names, readme=README):
-    """Replace the table between the README's markers; returns the table."""
+    """Replace the table between the page's markers; returns the table."""
     table = render(latest, names)
     with open(readme) as handle:
         text = handle.read()

@@ -34,6 +34,10 @@ SESSIONS = (
     Session("status", ("tfdet status",)),
     Session("catalog-show", ("tfdet catalog show tf.math.bincount",)),
     Session("catalog-diff", ("tfdet catalog diff 2.6 2.7 --device gpu",)),
+    Session("scan", ("python examples/scan/make_text_model.py text_model.keras",
+                     "tfdet scan text_model.keras")),
+    Session("compare", ("tfdet compare --workload digits-cnn --a lr=0.1 --b lr=0.02 --epochs 3 --fixed "
+                        "--max-runs 8 --jobs 2 --out ab.jsonl",)),
     Session("locate", ("tfdet locate examples/locate/keras_cnn.py --steps 5 -- --embedding",), exit_code=1),
     Session("locate-patched", ("tfdet locate --patch examples/locate/keras_cnn.py --steps 5 -- --embedding",)),
     Session("testing", ("python -m pytest -q -p no:cacheprovider examples/locate/test_steps_reproduce.py",)),

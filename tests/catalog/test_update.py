@@ -457,8 +457,9 @@ def test_catalog_show_lists_the_evidence(measured_proposal):
 
 
 def test_the_readmes_example_output_is_what_the_command_prints(at_root, monkeypatch):
-    """The README shows a real run on reports/measured/; re-run on the files it names, it prints the same."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+    """The docs' catalogue page shows a real run on reports/measured/; re-run on the files it names, it prints
+    the same."""
+    with open(os.path.join(ROOT, "docs", "topics", "catalogue.md"), encoding="utf-8") as handle:
         readme = handle.read()
     command = "$ tfdet catalog update --from reports/measured/*.jsonl\n"
     shown = readme.split(command, 1)[1].split("\n$ ", 1)[0]

@@ -20,7 +20,7 @@ SCRIPT = os.path.join(ROOT, "examples", "scan", "make_text_model.py")
 
 def _readme_example():
     """(commands, output) of the README's block that runs make_text_model.py."""
-    with open(os.path.join(ROOT, "README.md")) as handle:
+    with open(os.path.join(ROOT, "docs", "topics", "scan.md")) as handle:
         text = handle.read()
     block = re.search(r"```\n(\$ python examples/scan/make_text_model\.py.*?)```", text, re.S).group(1)
     lines = block.splitlines()
