@@ -117,10 +117,10 @@ def add_parser(commands):
     parser.add_argument("--b", type=setup_text, default=None, metavar="KEY=VALUE,...", help="setup B")
     parser.add_argument("--aa", action="store_true", help="compare A with itself on other seeds (the noise floor)")
     parser.add_argument("--workload", choices=WORKLOAD_NAMES, help="the built-in training of both setups")
-    parser.add_argument("--lr", type=arguments.positive_float, default=None, help="both setups' learning rate")
-    parser.add_argument("--momentum", type=float, default=0.0)
-    parser.add_argument("--epochs", type=arguments.positive_int, default=3, help="default 3")
-    parser.add_argument("--batch-size", type=arguments.positive_int, default=None)
+    parser.add_argument("--lr", type=arguments.learning_rate, default=None, help="both setups' learning rate")
+    parser.add_argument("--momentum", type=arguments.momentum, default=0.0)
+    parser.add_argument("--epochs", type=arguments.epochs, default=3, help="default 3")
+    parser.add_argument("--batch-size", type=arguments.batch_size, default=None)
     parser.add_argument("--sources", type=sources_text, default=["data", "init", "order", "numerics"],
                         help="what varies from pair to pair: data, init, order, numerics (default: all)")
     parser.add_argument("--gamma", type=gamma_text, default=0.75,
@@ -128,20 +128,20 @@ def add_parser(commands):
     parser.add_argument("--level", type=level_text, default=0.95, help="interval level over all looks (0.95)")
     parser.add_argument("--interval", choices=("percentile", "bca"), default="percentile")
     parser.add_argument("--resamples", type=arguments.positive_int, default=5000, help="bootstrap resamples")
-    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
-    parser.add_argument("--min-runs", type=arguments.positive_int, default=10, help="pairs at the first look (10)")
-    parser.add_argument("--max-runs", type=arguments.positive_int, default=30, help="the budget in pairs (30)")
-    parser.add_argument("--step", type=arguments.positive_int, default=5, help="pairs added per look (5)")
+    parser.add_argument("--seed", type=arguments.seed, default=0, help="the bootstrap's seed (default 0)")
+    parser.add_argument("--min-runs", type=arguments.runs, default=10, help="pairs at the first look (10)")
+    parser.add_argument("--max-runs", type=arguments.runs, default=30, help="the budget in pairs (30)")
+    parser.add_argument("--step", type=arguments.runs, default=5, help="pairs added per look (5)")
     parser.add_argument("--fixed", action="store_true", help="no sequential rule: one look at --max-runs")
-    parser.add_argument("--shares", type=int, default=0, metavar="K",
+    parser.add_argument("--shares", type=arguments.Bounded(int, 0, 10000), default=0, metavar="K",
                         help="K trainings of A per source, that source alone varied: the variance shares")
-    parser.add_argument("--jobs", type=arguments.positive_int, default=1)
+    parser.add_argument("--jobs", type=arguments.jobs, default=1)
     parser.add_argument("--executor", choices=EXECUTORS, default="local")
     parser.add_argument("--scheduler", metavar="ADDRESS")
     parser.add_argument("--out", help="results file (default: tfdet-compare-TIME.jsonl)")
     parser.add_argument("--resume", action="store_true", help="continue --out (more runs with a larger --max-runs)")
     parser.add_argument("--overwrite", action="store_true")
-    parser.add_argument("--timeout", type=arguments.positive_float, default=600.0,
+    parser.add_argument("--timeout", type=arguments.timeout, default=600.0,
                         help="seconds one training may take before it is killed and recorded (600)")
     parser.add_argument("--gate", action="store_true", help="exit 1 when the budget ends undecided")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
