@@ -3,6 +3,7 @@
 
 import dataclasses
 import json
+import os
 
 import pytest
 
@@ -118,3 +119,14 @@ def test_resume_may_add_runs_only(tmp_path):
         check_resumable(old, dataclasses.replace(old, gamma=0.8), "c.jsonl")
     with pytest.raises(ResultsMismatch, match="add runs"):
         check_resumable(old, dataclasses.replace(old, max_runs=8), "c.jsonl")
+
+
+COMMITTED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "reports", "compare")
+
+
+@pytest.mark.parametrize("name", sorted(f for f in os.listdir(COMMITTED) if f.endswith(".jsonl")))
+def test_every_committed_compare_file_reads_with_its_summary(name):
+    results = load(os.path.join(COMMITTED, name))
+    assert results.kind == "compare" and results.header.tf_version and results.summary is not None
+    assert len(results.trainings) >= 12 and results.looks
