@@ -1,9 +1,7 @@
 """A diverge results file: read (each line validated, errors naming file:line)."""
 
 from .diverge_records import KIND, RECORDS, SCHEMA_VERSION
-from .errors import ResultsError
-from .jsonl import read_lines
-from .typed import RecordError
+from .jsonl import read_typed_records
 
 
 class DivergeResults(object):
@@ -24,28 +22,9 @@ class DivergeResults(object):
 
 
 def read_diverge(path):
-    lines = read_lines(path)
-    if not lines:
-        raise ResultsError("%s: empty, not a tfdet diverge results file" % path)
     header, trainings, summary = None, [], None
-    for number, data in lines:
-        where = "%s:%d" % (path, number)
-        kind = data.get("record") if isinstance(data, dict) else None
-        if number == lines[0][0]:
-            if kind != "header" or data.get("kind") != KIND:
-                raise ResultsError("%s: not a tfdet diverge results file (no diverge header)" % where)
-            if data.get("schema_version") != SCHEMA_VERSION:
-                raise ResultsError("%s: diverge schema version %r; this tfdet reads version %d" % (
-                    where, data.get("schema_version"), SCHEMA_VERSION))
-        if kind not in RECORDS:
-            raise ResultsError("%s: unknown record %r" % (where, kind))
-        try:
-            record = RECORDS[kind].from_json(data, where)
-        except RecordError as exc:
-            raise ResultsError(str(exc)) from None
+    for kind, record in read_typed_records(path, KIND, SCHEMA_VERSION, RECORDS):
         if kind == "header":
-            if header is not None:
-                raise ResultsError("%s: a second header" % where)
             header = record
         elif kind == "training":
             trainings.append(record)

@@ -244,3 +244,36 @@ class JsonLinesWriter(object):
         finally:
             os.close(self.fd)  # closing releases the lock
             self.fd = None
+
+
+def read_typed_records(path, kind, schema_version, records):
+    """[(record name, typed record)] of a results file whose first line is a `kind`
+    header at `schema_version`; every line validated through `records` (name -> record
+    class), errors naming file:line. One header only; the caller sorts the rest."""
+    from .typed import RecordError
+
+    lines = read_lines(path)
+    if not lines:
+        raise ResultsError("%s: empty, not a tfdet %s results file" % (path, kind))
+    out, seen_header = [], False
+    for number, data in lines:
+        where = "%s:%d" % (path, number)
+        name = data.get("record") if isinstance(data, dict) else None
+        if number == lines[0][0]:
+            if name != "header" or data.get("kind") != kind:
+                raise ResultsError("%s: not a tfdet %s results file (no %s header)" % (where, kind, kind))
+            if data.get("schema_version") != schema_version:
+                raise ResultsError("%s: %s schema version %r; this tfdet reads version %d" % (
+                    where, kind, data.get("schema_version"), schema_version))
+        if name not in records:
+            raise ResultsError("%s: unknown record %r" % (where, name))
+        try:
+            record = records[name].from_json(data, where)
+        except RecordError as exc:
+            raise ResultsError(str(exc)) from None
+        if name == "header":
+            if seen_header:
+                raise ResultsError("%s: a second header" % where)
+            seen_header = True
+        out.append((name, record))
+    return out
