@@ -195,3 +195,27 @@ def take(rows, *arrays):
         index = np.arange(rows) % len(a)
         out.append(a[index])
     return out
+
+
+def main_with_context(name, train, steps, argv=None, labels=None):
+    """`python corpus/programs/NAME.py [--steps N] [--seed S]` for a program whose
+    train(steps, seed, batch_seed=None) takes its seeds as arguments: under `tfdet
+    diverge --script` the context's seeds, and the result saved through the context
+    (with `labels()` when given); then one JSON line with the digest of the arrays."""
+    import argparse
+    import json
+
+    import tfdet.diverge
+
+    parser = argparse.ArgumentParser(prog=name)
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    ctx = tfdet.diverge.context()
+    if ctx.out is None:
+        out = train(args.steps, seed=args.seed)
+    else:
+        out = train(args.steps, seed=ctx.init_seed, batch_seed=ctx.batch_seed)
+        ctx.save(out["pred"], weights=[out[k] for k in sorted(out) if k.startswith("w")],
+                 labels=labels() if labels else None, steps=args.steps)
+    print(json.dumps({"program": name, "sha256": digest(out)}))

@@ -16,11 +16,15 @@ Changes: a synthetic citation graph instead of the Cora download: 700 papers of 
 Graph neural network node classifier: gather neighbours, aggregate messages with segment sums.
 """
 
-import argparse
-import hashlib
-import json
+import os
+import sys
 
 import numpy as np
+
+if __package__ in (None, ""):  # run as a file: the repo root makes corpus.programs importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from corpus.programs import _data  # noqa: E402
 
 NAME = "gnn_node_classifier"
 STEPS = 12
@@ -149,28 +153,8 @@ def scan_target():
     return model, np.arange(BATCH)
 
 
-def sha256(arrays):
-    digest = hashlib.sha256()
-    for key in sorted(arrays):
-        digest.update(np.ascontiguousarray(arrays[key]).tobytes())
-    return digest.hexdigest()
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog=NAME)
-    parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    import tfdet.diverge
-
-    ctx = tfdet.diverge.context()
-    if ctx.out is None:
-        out = train(args.steps, seed=args.seed)
-    else:       # under `tfdet diverge --script`: its seeds, its results file
-        out = train(args.steps, seed=ctx.init_seed, batch_seed=ctx.batch_seed)
-        ctx.save(out["pred"], weights=[out[k] for k in sorted(out) if k.startswith("w")],
-                 labels=make_graph()[2][1::2], steps=args.steps)
-    print(json.dumps({"program": NAME, "sha256": sha256(out)}))
+    _data.main_with_context(NAME, train, STEPS, argv, labels=lambda: make_graph()[2][1::2])
 
 
 if __name__ == "__main__":

@@ -13,11 +13,15 @@ Changes: scikit-learn's bundled 8x8 digits (uint8 0-16, scaled in cast) instead 
 A classifier trained by a tf.function compiled with XLA (jit_compile=True).
 """
 
-import argparse
-import hashlib
-import json
+import os
+import sys
 
 import numpy as np
+
+if __package__ in (None, ""):  # run as a file: the repo root makes corpus.programs importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from corpus.programs import _data  # noqa: E402
 
 NAME = "xla_jit_compile"
 STEPS = 30
@@ -110,28 +114,8 @@ def scan_target():
     return train_mnist, (x[:TRAIN_BATCH_SIZE], y[:TRAIN_BATCH_SIZE])
 
 
-def sha256(arrays):
-    digest = hashlib.sha256()
-    for key in sorted(arrays):
-        digest.update(np.ascontiguousarray(arrays[key]).tobytes())
-    return digest.hexdigest()
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog=NAME)
-    parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    import tfdet.diverge
-
-    ctx = tfdet.diverge.context()
-    if ctx.out is None:
-        out = train(args.steps, seed=args.seed)
-    else:       # under `tfdet diverge --script`: its seeds, its results file
-        out = train(args.steps, seed=ctx.init_seed, batch_seed=ctx.batch_seed)
-        ctx.save(out["pred"], weights=[out[k] for k in sorted(out) if k.startswith("w")],
-                 steps=args.steps)
-    print(json.dumps({"program": NAME, "sha256": sha256(out)}))
+    _data.main_with_context(NAME, train, STEPS, argv)
 
 
 if __name__ == "__main__":
