@@ -7,12 +7,11 @@ import datetime
 import importlib.util
 import json
 import os
-import signal
 import sys
 
 from . import arguments
-from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
-from .probe_cmd import _end_like_ctrl_c_on_sigterm
+from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, CommandError
+from .training_runs import training_run
 
 HELP = "is setup A really better than B? paired trainings, P(A>B) with an interval, a verdict, the runs it took"
 
@@ -211,25 +210,11 @@ def _check_environment(config):
 
 def run(args, out):
     from ..compare import CompareError, Progress, run_compare
-    from ..executor import ExecutorError
-    from ..results import ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError
 
     config = config_of(args)
     _check_environment(config)
-    terminate = _end_like_ctrl_c_on_sigterm()  # SIGTERM ends the run as Ctrl-C does: finished trainings kept
-    try:
+    with training_run(environment=(CompareError,)):
         header, _, looks, summary = run_compare(config, Progress(stream=args.err, quiet=args.quiet or args.json))
-    except (ResultsInUse, ResultsMismatch) as exc:
-        raise CommandError(str(exc), USAGE) from None
-    except ResultsWriteError as exc:
-        raise CommandError(str(exc), WRITE_FAILED) from None
-    except ResultsError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
-    except (CompareError, ExecutorError) as exc:
-        raise CommandError(str(exc), ENVIRONMENT) from None
-    finally:
-        if terminate is not None:
-            signal.signal(signal.SIGTERM, terminate)
     if args.json:
         json.dump(summary.to_json(), out, indent=1, sort_keys=True)
         out.write("\n")

@@ -7,13 +7,12 @@ import glob
 import importlib.util
 import json
 import os
-import signal
 import sys
 
 from . import arguments
-from .probe_cmd import _end_like_ctrl_c_on_sigterm
-from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
+from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, CommandError
 from .tables import FIXED, KEY, Column, print_table
+from .training_runs import training_run
 
 HELP = "train one network k times per condition and mode: how much identical runs disagree, and the cost"
 
@@ -174,8 +173,6 @@ def _results_path(args, name, stamp):
 
 def run(args, out):
     from ..diverge import DivergeConfig, DivergeError, DivergeInputError, Progress, run_diverge
-    from ..executor import ExecutorError
-    from ..results import ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError
 
     _check_environment(args)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -193,22 +190,8 @@ def run(args, out):
         epochs=epochs, batch_size=batch_size, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
         resume=args.resume, overwrite=args.overwrite, timeout=args.timeout, argv=list(sys.argv), script=args.script)
     progress = Progress(stream=args.err, quiet=args.quiet or args.json)
-    terminate = _end_like_ctrl_c_on_sigterm()  # SIGTERM ends the run as Ctrl-C does: finished trainings kept
-    try:
+    with training_run(environment=(DivergeError,), invalid_input=(DivergeInputError,)):
         header, records, summary = run_diverge(config, progress)
-    except (ResultsInUse, ResultsMismatch) as exc:
-        raise CommandError(str(exc), USAGE) from None
-    except ResultsWriteError as exc:
-        raise CommandError(str(exc), WRITE_FAILED) from None
-    except ResultsError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
-    except DivergeInputError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
-    except (DivergeError, ExecutorError) as exc:
-        raise CommandError(str(exc), ENVIRONMENT) from None
-    finally:
-        if terminate is not None:
-            signal.signal(signal.SIGTERM, terminate)
     if args.json:
         json.dump(summary.to_json(), out, indent=1, sort_keys=True)
         out.write("\n")
