@@ -7,6 +7,8 @@ always the YAML of the checkout being built (nothing generated is committed).
 
 import os
 
+from page_files import write_if_changed
+
 from tfdet.catalog import COVERED_TF_VERSIONS, DEVICES, describe_source
 
 STATUS_WORDS = {
@@ -198,13 +200,7 @@ def write_pages(catalogue, directory):
             if "%s/%s" % (sub, name) not in wanted:
                 os.remove(os.path.join(folder, name))
     for relative, text in wanted.items():
-        path = os.path.join(directory, relative)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as handle:
-                if handle.read() == text:
-                    continue
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_if_changed(os.path.join(directory, relative), text)
     return sorted(wanted)
 
 

@@ -7,6 +7,8 @@ when a build starts, so the pages follow the code they describe.
 import json
 import os
 
+from page_files import write_if_changed
+
 from tfdet.cli import exitcodes
 
 SCHEMA_DIR = os.path.join(os.path.dirname(exitcodes.__file__), os.pardir, "results", "schemas")
@@ -98,13 +100,7 @@ def _on_builder_inited(app):
     folder = os.path.join(app.srcdir, "reference", "_generated")
     os.makedirs(folder, exist_ok=True)
     for name, text in pages().items():
-        path = os.path.join(folder, name)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as handle:
-                if handle.read() == text:
-                    continue
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_if_changed(os.path.join(folder, name), text)
 
 
 def setup(app):
