@@ -16,6 +16,15 @@ from tests.cli_runner import run_cli
     (["--aa"], 2, "trains nothing"),
     (["--a", "script=/no/such/train.py", "--aa"], 3, "no such file"),
     (["--workload", "digits-cnn", "--aa", "--resume", "--overwrite"], 2, "exclude each other"),
+    (["--workload", "digits-cnn", "--aa", "--sources", "init,hparams"], 2, "needs a --space"),
+    (["--workload", "digits-cnn", "--aa", "--space", "lr=0.01:0.1"], 2, "only when --sources includes hparams"),
+    (["--workload", "digits-cnn", "--a", "lr=0.1", "--b", "lr=0.2", "--sources", "hparams",
+      "--space", "lr=0.01:0.1:log"], 2, "--a and --b sets lr"),
+    (["--workload", "digits-cnn", "--lr", "0.1", "--aa", "--sources", "hparams", "--space", "lr=0.01:0.1"], 2,
+     "--lr sets lr"),
+    (["--workload", "digits-cnn", "--aa", "--sources", "hparams", "--space", "lr=0.1:0.01"], 2, "must be below"),
+    (["--workload", "digits-cnn", "--aa", "--sources", "hparams", "--space", "depth=1:3"], 2, "KEY one of"),
+    (["--workload", "digits-cnn", "--aa", "--sources", "init,augment"], 2, "no augmentation or dropout layer"),
 ])
 def test_refuses_with_one_line(argv, code, says):
     status, out, err = run_cli("compare", *argv)
@@ -40,3 +49,15 @@ def test_fixed_looks_once_at_max_runs_whatever_min_runs_says():
     args = build_parser().parse_args(["compare", "--workload", "digits-cnn", "--aa", "--fixed", "--max-runs", "6"])
     config = config_of(args)
     assert (config.min_runs, config.max_runs) == (6, 6)
+
+
+def test_drawn_hyperparameters_are_the_space_s_not_the_setup_s():
+    from tfdet.cli.app import build_parser
+    from tfdet.cli.compare_cmd import config_of
+
+    args = build_parser().parse_args(["compare", "--a", "workload=digits-cnn", "--b", "workload=digits-augment",
+                                      "--sources", "init,augment,hparams", "--space", "lr=0.02:0.2:log",
+                                      "--space", "batch_size=16|32"])
+    config = config_of(args)
+    assert config.space == {"lr": "0.02:0.2:log", "batch_size": "16|32"}
+    assert (config.a.lr, config.b.lr, config.a.batch_size) == (0.0, 0.0, 0)  # 0: drawn per pair, not the setup's

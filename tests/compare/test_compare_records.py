@@ -130,3 +130,27 @@ def test_every_committed_compare_file_reads_with_its_summary(name):
     results = load(os.path.join(COMMITTED, name))
     assert results.kind == "compare" and results.header.tf_version and results.summary is not None
     assert len(results.trainings) >= 12 and results.looks
+
+
+def test_augment_and_hparams_are_shared_by_a_pair_and_held_fixed_otherwise():
+    space = {"lr": "0.01:0.1:log", "batch_size": "16|32|64"}
+    a, b = plan.pair_trainings(4, ["augment", "hparams"], space=space)
+    assert a.augment_seed == b.augment_seed == plan.BASE["augment"] + 4
+    assert a.hparams == b.hparams and set(a.hparams) == {"lr", "batch_size"}
+    a2, b2 = plan.pair_trainings(4, ["augment", "hparams"], aa=True, space=space)
+    assert a2.augment_seed != b2.augment_seed and a2.hparams != b2.hparams
+    fixed = plan.pair_trainings(4, ["init"], space=space)[0]
+    assert fixed.augment_seed == plan.FIXED_SEED and fixed.hparams == {}
+    draws = [plan.pair_trainings(p, ["hparams"], space=space)[0].hparams["lr"] for p in range(6)]
+    assert len(set(draws)) == 6  # every pair its own draw
+
+
+def test_a_drawn_hyperparameter_reaches_the_training_spec():
+    from tfdet.results.compare_records import Setup
+
+    setup = Setup(name="A", workload="digits-cnn", lr=0.0, epochs=3, batch_size=32)
+    planned = plan.pair_trainings(0, ["hparams", "augment"], space={"lr": "0.01:0.1", "batch_size": "16|64"})[0]
+    spec = plan.spec(setup, planned, {"patch": True})
+    assert spec["lr"] == planned.hparams["lr"] and 0.01 <= spec["lr"] <= 0.1
+    assert spec["batch_size"] in (16, 64) and spec["hparams"] == planned.hparams
+    assert spec["augment_seed"] == planned.augment_seed and spec["epochs"] == 3

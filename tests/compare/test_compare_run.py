@@ -25,3 +25,19 @@ def test_resume_adds_runs_until_a_real_difference_is_decided(tmp_path):
     assert result.pairs == 7 and result.verdict == "A better" and result.decided
     assert results.header.fixed == ["data"] and results.summary == result
     assert [look.pairs for look in results.looks] == [3, 7]
+
+
+@pytest.mark.slow
+def test_the_hparams_source_draws_a_learning_rate_per_pair_that_reaches_the_training(tmp_path):
+    out = str(tmp_path / "h.jsonl")
+    compare(trainers.train_drawn, trainers.train_slow, trainers.labels(), out, sources=["hparams"],
+            space={"lr": "0.05:0.5:log"}, min_runs=3, max_runs=3, resamples=200, jobs=2, timeout=3600.0)
+    results = load(out)
+    a = sorted((t for t in results.trainings if t.arm == "A"), key=lambda t: t.pair)
+    b = [t for t in results.trainings if t.arm == "B"]
+    drawn = [t.hparams["lr"] for t in a]
+    assert len(set(drawn)) == 3 and all(0.05 <= lr <= 0.5 for lr in drawn)
+    assert [t.hparams for t in sorted(b, key=lambda t: t.pair)] == [t.hparams for t in a]  # the pair's draw, shared
+    # every other source held fixed (seeds, kernels under patch): only the drawn rate can move A's score
+    assert len({t.score for t in a}) > 1 and len({t.score for t in b}) == 1
+    assert results.header.space == {"lr": "0.05:0.5:log"} and "init" in results.header.fixed

@@ -44,3 +44,10 @@ def train_fast(init_seed, batch_seed):
 
 def train_slow(init_seed, batch_seed):
     return _train(0.002, init_seed, batch_seed)
+
+
+def train_drawn(init_seed, batch_seed):
+    """The learning rate tfdet compare drew for this pair (the hparams source)."""
+    import tfdet.diverge
+
+    return _train(tfdet.diverge.context().hparams["lr"], init_seed, batch_seed)

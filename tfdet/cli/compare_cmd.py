@@ -23,9 +23,17 @@ batch_size; what --a or --b leaves out comes from --workload, --lr, --epochs,
 
 Pair i of A and of B share every randomised seed. --sources picks what varies
 from pair to pair: data (a bootstrap resample of the training set; the test
-set stays), init (the initialisation seed), order (the batch order), numerics
-(TF's kernels as they come; left out, every training runs under
-tfdet.patch()). What is not picked is held fixed, and the output says so.
+set stays), init (the initialisation seed), order (the batch order), augment
+(the seed of the augmentation and dropout layers: the digits-augment workload,
+or a script's tfdet.diverge.context().augment_seed), hparams (lr, momentum,
+epochs, batch_size drawn per pair from the --space you declare, the same draw
+for A and B), numerics (TF's kernels as they come; left out, every training
+runs under tfdet.patch()). What is not picked is held fixed, and the output
+says so. Default: data, init, order, numerics.
+
+--space KEY=SPEC, once per hyperparameter: LOW:HIGH (uniform), LOW:HIGH:log
+(log-uniform) or A|B|C (a choice), e.g. --space lr=0.01:0.2:log --space
+batch_size=16|32|64. A setup may not also set a key the space draws.
 
 The statistic is P(A>B), the share of pairs where A's test accuracy is higher
 (ties count one half), with a bootstrap interval (--interval percentile or
@@ -56,6 +64,8 @@ examples:
   tfdet compare --workload digits-cnn --lr 0.05 --aa --sources init,order,numerics
   tfdet compare --a script=train_new.py --b script=train_old.py --max-runs 40 --gate
   tfdet compare --workload embedding --a lr=1.0 --b lr=0.1 --executor dask --jobs 2
+  tfdet compare --a workload=digits-cnn --b workload=digits-augment \
+      --sources data,init,order,augment,hparams --space lr=0.02:0.2:log
 
 exit codes: 0 done (with --gate: decided), 1 --gate and undecided within the
 budget, 2 usage (bad flag, results file in use or written for another
@@ -121,7 +131,11 @@ def add_parser(commands):
     parser.add_argument("--epochs", type=arguments.epochs, default=3, help="default 3")
     parser.add_argument("--batch-size", type=arguments.batch_size, default=None)
     parser.add_argument("--sources", type=sources_text, default=["data", "init", "order", "numerics"],
-                        help="what varies from pair to pair: data, init, order, numerics (default: all)")
+                        help="what varies from pair to pair: data, init, order, augment, hparams, numerics "
+                        "(default: data, init, order, numerics)")
+    parser.add_argument("--space", action="append", default=[], metavar="KEY=SPEC",
+                        help="a hyperparameter the hparams source draws per pair: lr=0.01:0.1:log, "
+                        "momentum=0:0.9, batch_size=16|32|64 (repeat for each)")
     parser.add_argument("--gamma", type=gamma_text, default=0.75,
                         help="P(A>B) above it is meaningful (default 0.75, Bouthillier et al. 2021)")
     parser.add_argument("--level", type=level_text, default=0.95, help="interval level over all looks (0.95)")
@@ -171,6 +185,40 @@ def _setup(name, given, args):
                  batch_size=given.get("batch_size", args.batch_size or builtin.batch_size))
 
 
+def _space(args):
+    """The hparams source's space, checked against the sources and the setups."""
+    from ..compare.space import SpaceError, parse_all
+
+    try:
+        space = parse_all(args.space)
+    except SpaceError as exc:
+        raise CommandError(str(exc), USAGE) from None
+    if ("hparams" in args.sources) != bool(space):
+        raise CommandError("--sources hparams needs a --space to draw from" if space == {} else
+                           "--space is drawn only when --sources includes hparams", USAGE)
+    given = {"lr": args.lr, "batch_size": args.batch_size}
+    for key in space:
+        setters = [name for name, setup in (("--a", args.a), ("--b", args.b or {})) if key in setup]
+        if given.get(key) is not None:
+            setters.append("--" + key.replace("_", "-"))
+        if setters:
+            raise CommandError("%s sets %s, which --space draws: leave it to the space" % (
+                " and ".join(setters), key), USAGE)
+    return space
+
+
+def _check_augmentable(setups):
+    """--sources augment seeds something in at least one setup (the other may have no such layer: comparing
+    with and without augmentation is the point)."""
+    from ..diverge.workloads import WORKLOADS
+
+    if all(s.workload in WORKLOADS and not WORKLOADS[s.workload].augmented for s in setups):
+        augmented = [name for name, w in WORKLOADS.items() if w.augmented]
+        raise CommandError("--sources augment: %s has no augmentation or dropout layer to seed (built-in workloads "
+                           "that do: %s; a script reads tfdet.diverge.context().augment_seed)" % (
+                               " nor ".join(sorted({s.workload for s in setups})), ", ".join(augmented)), USAGE)
+
+
 def config_of(args):
     from ..compare import CompareConfig
 
@@ -188,12 +236,17 @@ def config_of(args):
     b = dataclasses.replace(a, name="B") if args.aa else _setup("B", args.b, args)
     if not args.aa and a == dataclasses.replace(b, name="A"):
         raise CommandError("--a and --b are the same setup: use --aa for the noise floor", USAGE)
+    space = _space(args)
+    drawn = {key: type(getattr(a, key))(0) for key in space}  # 0: not the setup's, the space's (per pair)
+    a, b = dataclasses.replace(a, **drawn), dataclasses.replace(b, **drawn)
+    if "augment" in args.sources:
+        _check_augmentable((a, b))
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return CompareConfig(
         a=a, b=b, aa=args.aa, out=args.out or "tfdet-compare-%s.jsonl" % stamp, sources=args.sources,
         gamma=args.gamma, level=args.level, interval=args.interval, resamples=args.resamples, seed=args.seed,
         min_runs=args.max_runs if args.fixed else args.min_runs, max_runs=args.max_runs, step=args.step,
-        share_runs=args.shares, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+        share_runs=args.shares, space=space, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
         resume=args.resume, overwrite=args.overwrite, timeout=args.timeout, argv=list(sys.argv))
 
 
@@ -202,8 +255,9 @@ def _check_environment(config):
 
     if installed_tf_version() is None:
         raise CommandError("tfdet compare needs TensorFlow: pip install tensorflow", ENVIRONMENT)
-    if "digits-cnn" in (config.a.workload, config.b.workload) and importlib.util.find_spec("sklearn") is None:
-        raise CommandError("the digits-cnn workload needs scikit-learn: pip install 'tfdet[diverge]'", ENVIRONMENT)
+    digits = [w for w in (config.a.workload, config.b.workload) if w.startswith("digits-")]
+    if digits and importlib.util.find_spec("sklearn") is None:
+        raise CommandError("the %s workload needs scikit-learn: pip install 'tfdet[diverge]'" % digits[0], ENVIRONMENT)
     if config.executor == "dask" and importlib.util.find_spec("distributed") is None:
         raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
 
@@ -239,6 +293,9 @@ def print_verdict(out, header, summary):
     w("B: %s\n" % ("A again, other seeds (A/A: the noise floor)" if header.aa else _setup_line(header.b)))
     w("randomised: %s; held fixed: %s\n" % (", ".join(header.sources) or "nothing",
                                              ", ".join(header.fixed) or "nothing"))
+    if header.space:
+        w("hyperparameters drawn per pair (the same for A and B): %s\n" % ", ".join(
+            "%s=%s" % item for item in sorted(header.space.items())))
     if summary.p is None:
         w("no complete pair of trainings: nothing to compare (%d excluded)\n" % summary.excluded)
         return

@@ -9,7 +9,7 @@ import datetime
 import sys
 import time
 from dataclasses import dataclass, field as dataclass_field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from .. import __version__
 from ..results.compare_records import KIND, SCHEMA_VERSION, CompareHeader, CompareTraining, Setup
@@ -45,6 +45,7 @@ class CompareConfig:
     resume: bool = False
     overwrite: bool = False
     timeout: Optional[float] = 600.0
+    space: Dict[str, str] = dataclass_field(default_factory=dict)  # the hparams source's distributions
     labels: Optional[List[int]] = None  # a function setup's true classes (the metric needs them)
     argv: List[str] = dataclass_field(default_factory=list)
 
@@ -58,6 +59,7 @@ def header_of(config, tf_version, executor_name):
         level=float(config.level), interval=config.interval, resamples=config.resamples, seed=config.seed,
         min_runs=config.min_runs, max_runs=config.max_runs, step=config.step,
         looks=stats.planned_looks(config.min_runs, config.max_runs, config.step), share_runs=config.share_runs,
+        space=dict(config.space),
         tf_version=tf_version, python="%d.%d.%d" % sys.version_info[:3], executor=executor_name)
 
 
@@ -76,7 +78,8 @@ def check_resumable(old, new, path):
 
 def training_record(planned, result):
     base = dict(record="training", arm=planned.arm, pair=planned.pair, mode=planned.mode,
-                init_seed=planned.init_seed, batch_seed=planned.batch_seed, data_seed=planned.data_seed)
+                init_seed=planned.init_seed, batch_seed=planned.batch_seed, data_seed=planned.data_seed,
+                augment_seed=planned.augment_seed, hparams=dict(planned.hparams))
     if not isinstance(result, dict):  # the executor's JobError
         return CompareTraining(outcome="failed", error=str(result), **base)
     if not result.get("ok"):
@@ -173,9 +176,9 @@ class Run(object):
                     self._sequential(executor, writer, header, sizes, looks, specs, result)
                     if config.share_runs:
                         self.progress.message("variance shares: %d trainings per source" % config.share_runs)
-                        self._train(executor, writer, [t for s in config.sources
-                                                       for t in planning.share_trainings(s, config.share_runs)],
-                                    specs)
+                        shares = [t for s in config.sources
+                                  for t in planning.share_trainings(s, config.share_runs, config.space)]
+                        self._train(executor, writer, shares, specs)
                 result["complete"] = True
             finally:
                 final = summarizing.summary(header, self.records, result["complete"], result["stopped"],
@@ -191,7 +194,8 @@ class Run(object):
             previous = next((x for x in looks if x.number == number and x.pairs >= size), None)
             if previous is None:
                 self._train(executor, writer, [t for pair in range(size)
-                                               for t in planning.pair_trainings(pair, header.sources, header.aa)],
+                                               for t in planning.pair_trainings(pair, header.sources, header.aa,
+                                                                                 header.space)],
                             specs)
                 current = summarizing.look(header, self.records, number)
                 if current is None:

@@ -25,6 +25,11 @@ INIT_SEED, BATCH_SEED, LR, OUT = ("TFDET_DIVERGE_INIT_SEED", "TFDET_DIVERGE_BATC
 # tfdet compare's "data" source: the seed of the training set's bootstrap resample
 # (unset: train on the whole set; context().data_seed is None).
 DATA_SEED = "TFDET_DIVERGE_DATA_SEED"
+# tfdet compare's "augment" source: the seed of the augmentation and dropout
+# layers (unset: context().augment_seed is the init seed, as keras.utils.set_random_seed
+# would make them); and its "hparams" source: the drawn hyperparameters, as JSON.
+AUGMENT_SEED = "TFDET_DIVERGE_AUGMENT_SEED"
+HPARAMS = "TFDET_DIVERGE_HPARAMS"
 
 
 class Context(object):
@@ -34,6 +39,8 @@ class Context(object):
         self.lr = lr  # None: no --lr given; the script uses its own
         self.out = out  # where save() writes; None outside tfdet diverge
         self.data_seed = None  # tfdet compare --sources data: resample the training set with it
+        self.augment_seed = init_seed  # tfdet compare --sources augment: seed the augmentation/dropout layers with it
+        self.hparams = {}  # tfdet compare --sources hparams --space ...: lr, momentum, epochs, batch_size drawn
 
     def save(self, predictions, weights=None, labels=None, steps=None):
         """predictions: class ids [examples] or logits/probabilities [examples, classes];
@@ -60,4 +67,10 @@ def context(environ=None):
                   float(lr) if lr else None, environ.get(OUT))
     if environ.get(DATA_SEED):
         ctx.data_seed = int(environ[DATA_SEED])
+    if environ.get(AUGMENT_SEED):
+        ctx.augment_seed = int(environ[AUGMENT_SEED])
+    if environ.get(HPARAMS):
+        import json
+
+        ctx.hparams = json.loads(environ[HPARAMS])
     return ctx

@@ -44,7 +44,20 @@ def _builtin(tf, np, spec):
 
     return train(tf, np, keras, WORKLOADS[spec["workload"]], int(spec["init_seed"]), int(spec["batch_seed"]),
                  float(spec["lr"]), float(spec.get("momentum", 0.0)), int(spec["epochs"]), int(spec["batch_size"]),
-                 spec.get("data_seed"))
+                 spec.get("data_seed"), spec.get("augment_seed"))
+
+
+def _export_compare_sources(spec):
+    """tfdet compare's data, augment and hparams sources, for a script's or a
+    function's tfdet.diverge.context()."""
+    from tfdet.diverge import contract
+
+    if spec.get("data_seed") is not None:
+        os.environ[contract.DATA_SEED] = str(spec["data_seed"])
+    if spec.get("augment_seed") is not None:
+        os.environ[contract.AUGMENT_SEED] = str(spec["augment_seed"])
+    if spec.get("hparams"):
+        os.environ[contract.HPARAMS] = json.dumps(spec["hparams"], sort_keys=True)
 
 
 def _outputs(np, predictions, weights, labels, seconds, steps):
@@ -72,8 +85,7 @@ def _script(np, spec, outdir):
                        contract.OUT: saved})
     if spec.get("lr"):
         os.environ[contract.LR] = repr(float(spec["lr"]))
-    if spec.get("data_seed") is not None:
-        os.environ[contract.DATA_SEED] = str(spec["data_seed"])
+    _export_compare_sources(spec)
     script = spec["script"]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     sys.argv = [script] + list(spec.get("script_args", []))
@@ -106,6 +118,7 @@ def load_function(reference):
 
 
 def _function(np, spec):
+    _export_compare_sources(spec)
     train = load_function(spec["function"])
     started = time.perf_counter()
     returned = train(int(spec["init_seed"]), int(spec["batch_seed"]))

@@ -38,6 +38,23 @@ def digits_model(keras):
     ])
 
 
+def digits_augment_model(keras, seed=None):
+    """digits-cnn with the two layers whose randomness is neither the
+    initialisation nor the batch order: a random shift of up to one pixel
+    (RandomTranslation) and Dropout. `seed` seeds both (tfdet compare's
+    "augment" source); None: they follow keras.utils.set_random_seed (the init seed)."""
+    return keras.Sequential([
+        keras.Input((8, 8, 1)),
+        keras.layers.RandomTranslation(0.125, 0.125, fill_mode="constant", seed=seed),
+        keras.layers.Conv2D(16, 3, padding="same", activation="relu"),
+        keras.layers.Conv2D(32, 3, activation="relu"),
+        keras.layers.MaxPooling2D(2),
+        keras.layers.Flatten(),
+        keras.layers.Dropout(0.25, seed=None if seed is None else seed + 1),
+        keras.layers.Dense(10),
+    ])
+
+
 # The embedding workload: token sequences of a vocabulary whose every token
 # belongs to one of 4 hidden classes; a sequence's label is the class most of its
 # tokens belong to (with a little noise). The model sums the sequence's
@@ -177,11 +194,15 @@ def resnet18_model(keras):
 
 # lrs: the default sweep, where the default 5 epochs of plain SGD train the model well
 # above chance (a model that learned nothing "disagrees" about nearly everything).
-Workload = namedtuple("Workload", "name data model description lrs batch_size")
+# augmented: model(keras, seed) takes the seed of its augmentation and dropout layers.
+Workload = namedtuple("Workload", "name data model description lrs batch_size augmented", defaults=(False,))
 
 WORKLOADS = {
     "digits-cnn": Workload("digits-cnn", digits_data, digits_model,
                            "a small CNN on scikit-learn's bundled 8x8 digits (10 classes)", (0.05, 0.1), 32),
+    "digits-augment": Workload("digits-augment", digits_data, digits_augment_model,
+                               "digits-cnn with a random one-pixel shift and Dropout(0.25) (their seed: "
+                               "tfdet compare's augment source)", (0.05, 0.1), 32, augmented=True),
     "embedding": Workload("embedding", embedding_data, embedding_model,
                           "Embedding(2000x32), summed, + dense on synthetic token sequences (4 classes)",
                           (0.1, 1.0), 128),
@@ -192,12 +213,14 @@ WORKLOADS = {
 WORKLOAD_NAMES = tuple(WORKLOADS)
 
 
-def train(tf, np, keras, workload, init_seed, batch_seed, lr, momentum, epochs, batch_size, data_seed=None):
+def train(tf, np, keras, workload, init_seed, batch_seed, lr, momentum, epochs, batch_size, data_seed=None,
+          augment_seed=None):
     """Train once; the result dict: logits on the test set, test labels, final
     weights, and timing (seconds of the whole loop, median seconds per step
     after the first, which includes tracing). data_seed (tfdet compare's "data"
     source): train on a bootstrap resample of the training set, drawn with that
-    seed; the test set stays the same."""
+    seed; the test set stays the same. augment_seed (its "augment" source):
+    the seed of an augmented workload's augmentation and dropout layers."""
     import time
 
     data = workload.data(np)
@@ -205,7 +228,7 @@ def train(tf, np, keras, workload, init_seed, batch_seed, lr, momentum, epochs, 
         resample = np.random.default_rng(data_seed).integers(0, len(data.y_train), len(data.y_train))
         data = data._replace(x_train=data.x_train[resample], y_train=data.y_train[resample])
     keras.utils.set_random_seed(init_seed)  # the initialisation (and any other Python/numpy/TF randomness)
-    model = workload.model(keras)
+    model = workload.model(keras, augment_seed) if workload.augmented else workload.model(keras)
     optimizer = keras.optimizers.SGD(learning_rate=lr, momentum=momentum)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 

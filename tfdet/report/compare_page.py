@@ -112,12 +112,15 @@ def facts(results):
     h, s = results.header, results.summary
     rows = [("A", _setup(h.a)), ("B", "A again on other seeds (A/A: the noise floor)" if h.aa else _setup(h.b)),
             ("randomised", ", ".join(h.sources) or "nothing"), ("held fixed", ", ".join(h.fixed) or "nothing"),
-            ("metric", "test accuracy (higher is better)"),
-            ("interval", "%s bootstrap, %d resamples, seed %d, %g%% over all looks" % (
-                h.interval, h.resamples, h.seed, 100 * h.level)),
-            ("threshold", "\u03b3 = %g (Bouthillier et al., MLSys 2021)" % h.gamma),
-            ("stopping rule", "look at %d pairs, then every %d, up to %d: %d looks, each at %g%% (Bonferroni)" % (
-                h.min_runs, h.step, h.max_runs, h.looks, 100 * (1 - (1 - h.level) / h.looks)))]
+            ("metric", "test accuracy (higher is better)")]
+    if h.space:
+        rows.append(("hyperparameters", "drawn per pair, the same for A and B: " + ", ".join(
+            "%s=%s" % item for item in sorted(h.space.items()))))
+    rows += [("interval", "%s bootstrap, %d resamples, seed %d, %g%% over all looks" % (
+                 h.interval, h.resamples, h.seed, 100 * h.level)),
+             ("threshold", "\u03b3 = %g (Bouthillier et al., MLSys 2021)" % h.gamma),
+             ("stopping rule", "look at %d pairs, then every %d, up to %d: %d looks, each at %g%% (Bonferroni)" % (
+                 h.min_runs, h.step, h.max_runs, h.looks, 100 * (1 - (1 - h.level) / h.looks)))]
     if s is not None:
         rows.append(("stopped", "%s%s" % (s.stopped, "" if s.complete else " (interrupted)")))
         rows.append(("runs", "%d complete pairs, %d trainings finished%s" % (

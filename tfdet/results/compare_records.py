@@ -20,7 +20,8 @@ from .vocabulary import MODES
 SCHEMA_VERSION = 1
 KIND = "compare"
 
-SOURCES = ("data", "init", "order", "numerics")
+SOURCES = ("data", "init", "order", "augment", "hparams", "numerics")
+HPARAMS = ("lr", "momentum", "epochs", "batch_size")  # what a --space may draw
 ARMS = ("A", "B") + tuple("share:" + s for s in SOURCES)
 OUTCOMES = ("ok", "failed", "timeout")
 VERDICTS = ("A better", "B better", "no meaningful difference", "undecided")
@@ -68,6 +69,7 @@ class CompareHeader(Record):
     step: int = field(doc="pairs added between looks")
     looks: int = field(doc="looks planned; each uses a 1-(1-level)/looks interval (Bonferroni)")
     share_runs: int = field(0, doc="trainings per source for the variance shares (0: none)")
+    space: Dict[str, str] = field({}, doc="hparams: each hyperparameter's distribution (LOW:HIGH, LOW:HIGH:log, A|B|C)")
     tf_version: Optional[str] = field(None)
     python: Optional[str] = field(None)
     executor: Optional[str] = field(None)
@@ -85,6 +87,8 @@ class CompareTraining(Record):
     batch_seed: int = field()
     outcome: str = field(choices=OUTCOMES)
     data_seed: Optional[int] = field(None, doc="the bootstrap of the training set; null: the whole set")
+    augment_seed: Optional[int] = field(None, doc="augmentation and dropout; null: files before the source existed")
+    hparams: Dict[str, float] = field({}, doc="the hyperparameters drawn from the space (hparams randomised)")
     score: Optional[float] = field(None, doc="the metric on the held-out test set")
     error: Optional[str] = field(None)
     wall_seconds: Optional[float] = field(None)
