@@ -28,6 +28,10 @@ With pytest, the `reproducible` fixture does the same, and
 `@pytest.mark.reproducible(runs=4, patch=True)` sets its options for one test.
 The plugin is registered through the `pytest11` entry point (or `-p tfdet.testing`).
 
+assert_batch_invariant(model, x) asks another question, in this process: does
+the example x[0] give the same bits alone as inside batches of other sizes?
+(tfdet/locating/batch.py explains why it may not.)
+
 Importing this module imports neither TensorFlow nor pytest.
 """
 
@@ -68,6 +72,27 @@ def assert_reproducible(fn, *args, runs=DEFAULT_RUNS, repeats=DEFAULT_REPEATS, p
         raise AssertionError(_message(result))
     if not result.runs_compared:
         raise AssertionError("%s: %s\n  %s" % (result.target, result.verdict, "\n  ".join(result.notes)))
+    return result
+
+
+def assert_batch_invariant(model_or_fn, x, sizes=(1, 2, 3, 8, 32), name_op=True):
+    """Assert that the example x[0] gives the same bits alone as at the first and
+    the last position of batches of each of `sizes` (the other rows: x[1:],
+    cycled; copies of x[0] when x holds one example). model_or_fn: a Keras model
+    (called with training=False) or a function batch -> outputs, each output with
+    the batch as its first dimension. Runs in this process.
+
+    On a difference, raises AssertionError with the sizes that differ and how far,
+    and (name_op) the first op whose row of the example differed, found by running
+    the two calls again op by op with an op callback. Returns the result on a
+    pass: .verdict says which sizes and positions were compared (and so what was
+    not)."""
+    from .locating import batch
+
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one
+    result = batch.check(model_or_fn, x, sizes=sizes, name_op=name_op)
+    if not result.invariant:
+        raise AssertionError(batch.message(result))
     return result
 
 

@@ -41,6 +41,8 @@ SESSIONS = (
     Session("locate", ("tfdet locate examples/locate/keras_cnn.py --steps 5 -- --embedding",), exit_code=1),
     Session("locate-patched", ("tfdet locate --patch examples/locate/keras_cnn.py --steps 5 -- --embedding",)),
     Session("testing", ("python -m pytest -q -p no:cacheprovider examples/locate/test_steps_reproduce.py",)),
+    Session("batch-invariance", ("python -m pytest -q -p no:cacheprovider --tb=short "
+                                 "examples/testing/test_batch_invariance.py",), exit_code=1),
     Session("probe", ("tfdet probe --ops tf.math.bincount,unsorted-segment-sum --out probe.jsonl "
                       "--report report.html",)),
     Session("diverge", ("tfdet diverge --workload embedding --lr 1.0 --runs 3 --epochs 2 "
