@@ -5,6 +5,7 @@ import dataclasses
 import json
 import os
 
+import numpy as np
 import pytest
 
 from tfdet.compare import plan, summary as summarizing
@@ -154,3 +155,17 @@ def test_a_drawn_hyperparameter_reaches_the_training_spec():
     assert spec["lr"] == planned.hparams["lr"] and 0.01 <= spec["lr"] <= 0.1
     assert spec["batch_size"] in (16, 64) and spec["hparams"] == planned.hparams
     assert spec["augment_seed"] == planned.augment_seed and spec["epochs"] == 3
+
+
+def test_the_summary_sets_the_shares_against_all_sources_at_once(tmp_path):
+    header = header_of(_config(tmp_path, sources=["init", "order"], share_runs=3), "2.21.0", "local")
+    records = _trainings([0.90, 0.94, 0.86, 0.90], [0.5, 0.5, 0.5, 0.5])
+    for source, scores in (("init", [0.90, 0.92, 0.88]), ("order", [0.90, 0.91, 0.89])):
+        for planned, score in zip(plan.share_trainings(source, 3), scores):
+            records.append(CompareTraining(record="training", arm=planned.arm, pair=planned.pair, mode=planned.mode,
+                                           init_seed=planned.init_seed, batch_seed=planned.batch_seed,
+                                           outcome="ok", score=score))
+    result = summarizing.summary(header, records, True, "test", 1)
+    assert [s.variance for s in result.shares] == [pytest.approx(4e-4), pytest.approx(1e-4)]
+    assert result.joint_variance == pytest.approx(np.var([0.90, 0.94, 0.86, 0.90], ddof=1))
+    assert result.additive_ratio == pytest.approx(5e-4 / result.joint_variance)

@@ -197,3 +197,22 @@ def test_variance_shares_by_hand():
     assert shares["init"] == (2.0, pytest.approx(2.0 / 5.0))
     assert shares["order"] == (3.0, pytest.approx(3.0 / 5.0))
     assert shares["data"] == (None, None)
+
+
+def test_additivity_by_hand():
+    assert stats.additivity([2.0, 3.0, None], [0.0, 1.0, 2.0, 3.0, 4.0]) == (2.5, pytest.approx(2.0))
+    assert stats.additivity([2.0], [1.0]) == (None, None)  # one run: no variance
+    assert stats.additivity([None], [0.0, 2.0]) == (2.0, None)
+
+
+def test_additive_sources_add_up_and_interacting_ones_do_not():
+    """Simulated truth: score = init effect + order effect (additive) gives a ratio near 1;
+    score = init effect x order effect, each held at 0.1 when fixed, gives one far below 1."""
+    rng = np.random.default_rng(5)
+    n = 20000
+    x, y = rng.normal(0, 1, n), rng.normal(0, 2, n)
+    _, additive = stats.additivity([np.var(x, ddof=1), np.var(y, ddof=1)], rng.normal(0, 1, n) + rng.normal(0, 2, n))
+    assert additive == pytest.approx(1.0, abs=0.05)
+    _, interacting = stats.additivity([np.var(0.1 * x, ddof=1), np.var(0.1 * y / 2, ddof=1)],
+                                      rng.normal(0, 1, n) * rng.normal(0, 1, n))
+    assert interacting < 0.1

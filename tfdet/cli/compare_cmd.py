@@ -319,5 +319,9 @@ def print_verdict(out, header, summary):
         w("variance shares (trainings of A varying one source alone): %s\n" % ", ".join(
             "%s %s (%d runs)" % (s.source, "-" if s.share is None else "%.0f%%" % (100 * s.share), s.runs)
             for s in summary.shares))
+        if summary.additive_ratio is not None:
+            w("  all of them at once (A over the pairs): variance %.3g; the sources alone add up to %.0f%% of it "
+              "(100%%: they add; far from it: they interact, or too few runs to tell)\n" % (
+                  summary.joint_variance, 100 * summary.additive_ratio))
     if summary.seconds is not None:
         w("wall time: %.0f s\n" % summary.seconds)

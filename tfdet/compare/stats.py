@@ -250,3 +250,20 @@ def variance_shares(scores_by_source):
         variances[source] = float(np.var(scores, ddof=1)) if scores.size > 1 else None
     total = sum(v for v in variances.values() if v is not None)
     return {s: (v, (v / total if total > 0 else None) if v is not None else None) for s, v in variances.items()}
+
+
+def additivity(alone_variances, joint_scores):
+    """(joint variance, ratio): the variance of runs that vary every source together
+    (a crossed sample: each run a fresh draw of all of them) and the sum of the
+    one-source-at-a-time variances as a share of it. Independent, additive sources
+    give a ratio near 1; well above 1 or below it means the sources interact (or
+    too few runs to tell: each variance from K runs has a relative standard error
+    of about sqrt(2/(K-1)))."""
+    joint = np.asarray(joint_scores, dtype=np.float64)
+    if joint.size < 2:
+        return None, None
+    variance = float(np.var(joint, ddof=1))
+    measured = [v for v in alone_variances if v is not None]
+    if not measured or variance <= 0:
+        return variance, None
+    return variance, float(sum(measured) / variance)

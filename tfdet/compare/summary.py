@@ -55,6 +55,13 @@ def shares(records, sources, runs):
     return [Share(source=s, runs=len(scores[s]), variance=measured[s][0], share=measured[s][1]) for s in sources]
 
 
+def additivity(share_records, a_scores):
+    """A's variance over the pairs (all randomised sources at once) and how much of it the sources alone add up to."""
+    if not share_records:
+        return None, None
+    return stats.additivity([s.variance for s in share_records], a_scores)
+
+
 def _runs_to_decide(p, pairs, gamma):
     needed = stats.runs_to_decide(p.value, p.lower, p.upper, pairs, gamma)
     return None if needed is None else max(needed, stats.fewest_decisive_pairs(p.level), pairs + 1)
@@ -63,10 +70,13 @@ def _runs_to_decide(p, pairs, gamma):
 def summary(header, records, complete, stopped, looks_taken, seconds=None):
     pairs, a, b = complete_pairs(records)
     last = latest(records)
+    measured = shares(records, header.sources, header.share_runs)
+    joint_variance, additive_ratio = additivity(measured, a)
     base = dict(record="summary", complete=complete, pairs=len(pairs), notes=excluded_notes(records),
                 excluded=sum(1 for r in last.values() if r.outcome != "ok"), stopped=stopped,
-                looks_taken=looks_taken, shares=shares(records, header.sources, header.share_runs),
-                trainings=sum(1 for r in last.values() if r.outcome == "ok"), seconds=seconds)
+                looks_taken=looks_taken, shares=measured, joint_variance=joint_variance,
+                additive_ratio=additive_ratio, trainings=sum(1 for r in last.values() if r.outcome == "ok"),
+                seconds=seconds)
     if not pairs:
         return CompareSummary(**base)
     p, d = estimates(header, a, b)

@@ -180,6 +180,8 @@ def render_compare(results, generated=None, title=None, floors=()):
         title=title or "tfdet compare: %s" % ("A/A noise floor" if results.header.aa else "A vs B"),
         decided=bool(s and s.decided), verdict=verdict_lines(results), facts=facts(results),
         charts=[(name, chart) for name, chart in charts if chart is not None], looks=results.looks,
-        shares=s.shares if s else [], notes=s.notes if s else [], generated=generated, floors=floor_rows(floors),
+        shares=s.shares if s else [], joint_variance=s.joint_variance if s else None,
+        additive_ratio=s.additive_ratio if s else None, pairs=s.pairs if s else 0, notes=s.notes if s else [],
+        generated=generated, floors=floor_rows(floors),
         tfdet_version=results.header.tfdet_version)
     return results, page

@@ -150,6 +150,8 @@ class CompareSummary(Record):
     looks_taken: int = field(0)
     runs_to_decide: Optional[int] = field(None, doc="pairs in all that would likely decide, when undecided")
     shares: List[Share] = field([])
+    joint_variance: Optional[float] = field(None, doc="A's variance over the pairs: every randomised source at once")
+    additive_ratio: Optional[float] = field(None, doc="the shares' variances summed, over joint_variance (1: additive)")
     trainings: int = field(0, doc="trainings in the file that finished")
     seconds: Optional[float] = field(None, doc="wall time of this run (not of earlier ones on --resume)")
     scores: Dict[str, List[float]] = field({}, doc="arm: the scores of its complete pairs, in pair order")
