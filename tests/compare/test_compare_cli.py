@@ -25,6 +25,9 @@ from tests.cli_runner import run_cli
     (["--workload", "digits-cnn", "--aa", "--sources", "hparams", "--space", "lr=0.1:0.01"], 2, "must be below"),
     (["--workload", "digits-cnn", "--aa", "--sources", "hparams", "--space", "depth=1:3"], 2, "KEY one of"),
     (["--workload", "digits-cnn", "--aa", "--sources", "init,augment"], 2, "no augmentation or dropout layer"),
+    (["--workload", "digits-cnn", "--a", "lr=0.1", "--b", "lr=0.2", "--b", "lr=0.2"], 2, "setups B and C are the same"),
+    (["--workload", "digits-cnn", "--a", "lr=0.1"] + [x for k in range(8) for x in ("--b", "lr=0.%d" % (k + 2))], 2,
+     "at most 7 setups besides A"),
 ])
 def test_refuses_with_one_line(argv, code, says):
     status, out, err = run_cli("compare", *argv)
@@ -61,3 +64,14 @@ def test_drawn_hyperparameters_are_the_space_s_not_the_setup_s():
     config = config_of(args)
     assert config.space == {"lr": "0.02:0.2:log", "batch_size": "16|32"}
     assert (config.a.lr, config.b.lr, config.a.batch_size) == (0.0, 0.0, 0)  # 0: drawn per pair, not the setup's
+
+
+def test_a_repeated_b_adds_setups_compared_with_a():
+    from tfdet.cli.app import build_parser
+    from tfdet.cli.compare_cmd import config_of
+
+    args = build_parser().parse_args(["compare", "--workload", "digits-cnn", "--a", "lr=0.1", "--b", "lr=0.02",
+                                      "--b", "lr=0.5"])
+    config = config_of(args)
+    assert (config.b.name, config.b.lr) == ("B", 0.02)
+    assert [(s.name, s.lr) for s in config.others] == [("C", 0.5)]

@@ -169,3 +169,31 @@ def test_the_summary_sets_the_shares_against_all_sources_at_once(tmp_path):
     assert [s.variance for s in result.shares] == [pytest.approx(4e-4), pytest.approx(1e-4)]
     assert result.joint_variance == pytest.approx(np.var([0.90, 0.94, 0.86, 0.90], ddof=1))
     assert result.additive_ratio == pytest.approx(5e-4 / result.joint_variance)
+
+
+def test_more_setups_share_the_seeds_and_widen_every_interval(tmp_path):
+    c = Setup(name="C", workload="digits-cnn", lr=0.5, epochs=3, batch_size=32)
+    header = header_of(_config(tmp_path, others=[c]), "2.21.0", "local")
+    trainings = plan.pair_trainings(2, ["init", "order"], candidates=["B", "C"])
+    assert [t.arm for t in trainings] == ["A", "B", "C"]
+    assert len({(t.init_seed, t.batch_seed) for t in trainings}) == 1
+    scores = {"A": [0.90, 0.91, 0.92, 0.90, 0.93, 0.91, 0.92, 0.90], "B": [0.5, 0.52, 0.51, 0.5, 0.5, 0.49, 0.5, 0.5],
+              "C": [0.91, 0.90, 0.92, 0.91, 0.92, 0.90, 0.93, 0.91]}
+    records = []
+    for pair in range(8):
+        for t in plan.pair_trainings(pair, ["init", "order"], candidates=["B", "C"]):
+            records.append(CompareTraining(record="training", arm=t.arm, pair=pair, mode=t.mode, init_seed=t.init_seed,
+                                           batch_seed=t.batch_seed, outcome="ok", score=scores[t.arm][pair]))
+    result = summarizing.summary(header, records, True, "test", 1)
+    assert result.verdict == "A better" and result.p.level == pytest.approx(1 - 0.05 / (header.looks * 2))
+    (other,) = result.others
+    assert other.arm == "C" and other.pairs == 8 and other.verdict != "A better" and not other.decided
+    assert other.p.level == result.p.level and other.mean == pytest.approx(np.mean(scores["C"]))
+    assert not summarizing.every_comparison_decided(result)
+    assert result.scores["C"] == scores["C"]
+    look = summarizing.look(header, records, 1, "C")
+    assert look.arm == "C" and look.p == other.p
+    path = _write(tmp_path, header, records, [look], result)
+    assert load(path).summary.others == [other] and load(path).header.others == [c]
+    _, page = report_from_files([path], generated="now")
+    assert "A against C: %s" % other.verdict in page and "(A vs C)" in page

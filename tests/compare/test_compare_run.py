@@ -41,3 +41,19 @@ def test_the_hparams_source_draws_a_learning_rate_per_pair_that_reaches_the_trai
     # every other source held fixed (seeds, kernels under patch): only the drawn rate can move A's score
     assert len({t.score for t in a}) > 1 and len({t.score for t in b}) == 1
     assert results.header.space == {"lr": "0.05:0.5:log"} and "init" in results.header.fixed
+
+
+@pytest.mark.slow
+def test_a_third_setup_is_trained_on_the_same_seeds_and_compared_with_a(tmp_path):
+    out = str(tmp_path / "abc.jsonl")
+    result = compare(trainers.train_fast, trainers.train_slow, trainers.labels(), out, more=[trainers.train_fast],
+                     sources=["init", "order"], min_runs=3, max_runs=3, resamples=200, jobs=2, timeout=3600.0)
+    results = load(out)
+    by_arm = {arm: sorted((t for t in results.trainings if t.arm == arm), key=lambda t: t.pair) for arm in "ABC"}
+    assert [len(v) for v in by_arm.values()] == [3, 3, 3]
+    assert [(t.init_seed, t.batch_seed) for t in by_arm["C"]] == [(t.init_seed, t.batch_seed) for t in by_arm["A"]]
+    # C is A's function on A's seeds under tfdet.patch(): every pair a tie, P(A>C) = 0.5 exactly
+    assert [t.score for t in by_arm["C"]] == [t.score for t in by_arm["A"]]
+    (other,) = result.others
+    assert other.arm == "C" and other.p.value == 0.5 and other.verdict == "undecided"
+    assert {look.arm for look in results.looks} == {"B", "C"}

@@ -10,6 +10,7 @@ import os
 import sys
 
 from . import arguments
+from ..results.compare_records import CANDIDATES
 from .exitcodes import ENVIRONMENT, FINDING, INVALID_INPUT, OK, USAGE, CommandError
 from .training_runs import training_run
 
@@ -19,7 +20,9 @@ EPILOG = """\
 A setup is KEY=VALUE,... of workload (a built-in one), script (your training,
 under the tfdet.diverge.context() contract), lr, momentum, epochs,
 batch_size; what --a or --b leaves out comes from --workload, --lr, --epochs,
-... --aa compares A with itself on other seeds: the noise floor.
+... --aa compares A with itself on other seeds: the noise floor. Repeat --b
+for more setups (C, D, ...): each is compared with A on the same seeds, and
+the intervals widen to hold over every comparison (Bonferroni).
 
 Pair i of A and of B share every randomised seed. --sources picks what varies
 from pair to pair: data (a bootstrap resample of the training set; the test
@@ -123,7 +126,8 @@ def add_parser(commands):
                                  "Paired trainings, P(A>B) with a bootstrap interval, a verdict, the runs it took.",
                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--a", type=setup_text, default={}, metavar="KEY=VALUE,...", help="setup A")
-    parser.add_argument("--b", type=setup_text, default=None, metavar="KEY=VALUE,...", help="setup B")
+    parser.add_argument("--b", type=setup_text, action="append", default=None, metavar="KEY=VALUE,...",
+                        help="setup B; repeat for more setups (C, D, ... up to H), each compared with A")
     parser.add_argument("--aa", action="store_true", help="compare A with itself on other seeds (the noise floor)")
     parser.add_argument("--workload", choices=WORKLOAD_NAMES, help="the built-in training of both setups")
     parser.add_argument("--lr", type=arguments.learning_rate, default=None, help="both setups' learning rate")
@@ -198,7 +202,7 @@ def _space(args):
                            "--space is drawn only when --sources includes hparams", USAGE)
     given = {"lr": args.lr, "batch_size": args.batch_size}
     for key in space:
-        setters = [name for name, setup in (("--a", args.a), ("--b", args.b or {})) if key in setup]
+        setters = [name for name, setup in [("--a", args.a)] + [("--b", b) for b in args.b or []] if key in setup]
         if given.get(key) is not None:
             setters.append("--" + key.replace("_", "-"))
         if setters:
@@ -224,6 +228,8 @@ def config_of(args):
 
     if args.aa == (args.b is not None):
         raise CommandError("give --b, or --aa to compare A with itself", USAGE)
+    if args.b and len(args.b) > len(CANDIDATES):
+        raise CommandError("at most %d setups besides A (B to %s)" % (len(CANDIDATES), CANDIDATES[-1]), USAGE)
     if args.min_runs > args.max_runs and not args.fixed:  # --fixed looks once, at --max-runs
         raise CommandError("--min-runs %d is more than --max-runs %d" % (args.min_runs, args.max_runs), USAGE)
     if args.shares < 0:
@@ -233,17 +239,23 @@ def config_of(args):
     if args.scheduler and args.executor != "dask":
         raise CommandError("--scheduler needs --executor dask", USAGE)
     a = _setup("A", args.a, args)
-    b = dataclasses.replace(a, name="B") if args.aa else _setup("B", args.b, args)
-    if not args.aa and a == dataclasses.replace(b, name="A"):
-        raise CommandError("--a and --b are the same setup: use --aa for the noise floor", USAGE)
+    candidates = [dataclasses.replace(a, name="B")] if args.aa else [
+        _setup(name, given, args) for name, given in zip(CANDIDATES, args.b)]
+    for setup in ([] if args.aa else candidates):
+        if a == dataclasses.replace(setup, name="A"):
+            raise CommandError("--a and --b are the same setup: use --aa for the noise floor", USAGE)
+    for i, setup in enumerate(candidates):
+        twin = next((o for o in candidates[:i] if dataclasses.replace(o, name=setup.name) == setup), None)
+        if twin is not None:
+            raise CommandError("setups %s and %s are the same" % (twin.name, setup.name), USAGE)
     space = _space(args)
     drawn = {key: type(getattr(a, key))(0) for key in space}  # 0: not the setup's, the space's (per pair)
-    a, b = dataclasses.replace(a, **drawn), dataclasses.replace(b, **drawn)
+    a, candidates = dataclasses.replace(a, **drawn), [dataclasses.replace(c, **drawn) for c in candidates]
     if "augment" in args.sources:
-        _check_augmentable((a, b))
+        _check_augmentable([a] + candidates)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return CompareConfig(
-        a=a, b=b, aa=args.aa, out=args.out or "tfdet-compare-%s.jsonl" % stamp, sources=args.sources,
+        a=a, b=candidates[0], others=candidates[1:], aa=args.aa, out=args.out or "tfdet-compare-%s.jsonl" % stamp, sources=args.sources,
         gamma=args.gamma, level=args.level, interval=args.interval, resamples=args.resamples, seed=args.seed,
         min_runs=args.max_runs if args.fixed else args.min_runs, max_runs=args.max_runs, step=args.step,
         share_runs=args.shares, space=space, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
@@ -255,7 +267,7 @@ def _check_environment(config):
 
     if installed_tf_version() is None:
         raise CommandError("tfdet compare needs TensorFlow: pip install tensorflow", ENVIRONMENT)
-    digits = [w for w in (config.a.workload, config.b.workload) if w.startswith("digits-")]
+    digits = [s.workload for s in [config.a, config.b] + list(config.others) if s.workload.startswith("digits-")]
     if digits and importlib.util.find_spec("sklearn") is None:
         raise CommandError("the %s workload needs scikit-learn: pip install 'tfdet[diverge]'" % digits[0], ENVIRONMENT)
     if config.executor == "dask" and importlib.util.find_spec("distributed") is None:
@@ -264,6 +276,7 @@ def _check_environment(config):
 
 def run(args, out):
     from ..compare import CompareError, Progress, run_compare
+    from ..compare.summary import every_comparison_decided
 
     config = config_of(args)
     _check_environment(config)
@@ -275,7 +288,7 @@ def run(args, out):
     else:
         print_verdict(out, header, summary)
         out.write("results: %s\n" % config.out)
-    return FINDING if args.gate and not summary.decided else OK
+    return FINDING if args.gate and not every_comparison_decided(summary) else OK
 
 
 def _setup_line(setup):
@@ -286,15 +299,27 @@ def _setup_line(setup):
     return "%s (%s)" % (what, extra.strip(", ")) if extra else what
 
 
+def _other_line(other):
+    if other.p is None:
+        return "A vs %s: no complete pair\n" % other.arm
+    p, d = other.p, other.difference
+    return "A vs %s: %s; P(A>%s) = %.3f [%.3f, %.3f]; %s %.2f%%; A - %s = %+.2f points [%+.2f, %+.2f]%s\n" % (
+        other.arm, other.verdict.upper(), other.arm, p.value, p.lower, p.upper, other.arm, 100 * other.mean,
+        other.arm, 100 * d.value, 100 * d.lower, 100 * d.upper,
+        "; about %d pairs would likely decide" % other.runs_to_decide if other.runs_to_decide else "")
+
+
 def print_verdict(out, header, summary):
     """One screen: the setups, what varied, the verdict and what it rests on."""
     w = out.write
     w("A: %s\n" % _setup_line(header.a))
     w("B: %s\n" % ("A again, other seeds (A/A: the noise floor)" if header.aa else _setup_line(header.b)))
+    for other in header.others:
+        w("%s: %s\n" % (other.name, _setup_line(other)))
     w("randomised: %s; held fixed: %s\n" % (", ".join(header.sources) or "nothing",
                                              ", ".join(header.fixed) or "nothing"))
     if header.space:
-        w("hyperparameters drawn per pair (the same for A and B): %s\n" % ", ".join(
+        w("hyperparameters drawn per pair (the same for every setup): %s\n" % ", ".join(
             "%s=%s" % item for item in sorted(header.space.items())))
     if summary.p is None:
         w("no complete pair of trainings: nothing to compare (%d excluded)\n" % summary.excluded)
@@ -307,9 +332,12 @@ def print_verdict(out, header, summary):
         100 * summary.mean_a, 100 * summary.mean_b, 100 * d.value, 100 * d.lower, 100 * d.upper))
     w("  %s; the interval %s 0.5\n" % ("significant" if summary.significant else "not significant",
                                        "excludes" if summary.significant else "includes"))
-    w("runs: %d pairs (%d trainings), %d look%s of %d planned, each at %g%% (Bonferroni over looks); %s\n" % (
-        summary.pairs, 2 * summary.pairs, summary.looks_taken, "" if summary.looks_taken == 1 else "s",
-        header.looks, 100 * p.level, summary.stopped))
+    for other in summary.others:
+        w(_other_line(other))
+    setups = 2 + len(header.others)
+    w("runs: %d pairs (%d trainings), %d look%s of %d planned, each at %g%% (Bonferroni over looks%s); %s\n" % (
+        summary.pairs, setups * summary.pairs, summary.looks_taken, "" if summary.looks_taken == 1 else "s",
+        header.looks, 100 * p.level, " and %d comparisons" % (setups - 1) if header.others else "", summary.stopped))
     if summary.runs_to_decide:
         w("  undecided: about %d pairs in all would likely decide (if P(A>B) stays at %.3f)\n" % (
             summary.runs_to_decide, p.value))

@@ -52,11 +52,11 @@ def _planned(arm, pair, varied, index, space):
                    _seed("data", varied, index), _seed("augment", varied, index), hparams)
 
 
-def pair_trainings(pair, sources, aa=False, space=None):
-    """The A and B trainings of pair `pair`: the same seeds and hyperparameters
-    (A/A: B on other seeds and other draws)."""
-    return [_planned("A", pair, sources, pair, space),
-            _planned("B", pair, sources, pair + (AA_OFFSET if aa else 0), space)]
+def pair_trainings(pair, sources, aa=False, space=None, candidates=("B",)):
+    """The trainings of pair `pair`: A and each candidate (B, C, ...) on the same seeds
+    and hyperparameters (A/A: B on other seeds and other draws)."""
+    return [_planned("A", pair, sources, pair, space)] + [
+        _planned(arm, pair, sources, pair + (AA_OFFSET if aa else 0), space) for arm in candidates]
 
 
 def share_trainings(source, runs, space=None):

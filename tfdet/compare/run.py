@@ -28,6 +28,7 @@ class CompareConfig:
     a: Setup
     b: Setup
     out: str
+    others: List[Setup] = dataclass_field(default_factory=list)  # C, D, ...: each compared with A as B is
     aa: bool = False
     sources: List[str] = dataclass_field(default_factory=lambda: ["data", "init", "order", "numerics"])
     gamma: float = stats.DEFAULT_GAMMA
@@ -54,7 +55,7 @@ def header_of(config, tf_version, executor_name):
     return CompareHeader(
         record="header", schema_version=SCHEMA_VERSION, kind=KIND, tfdet_version=__version__,
         created=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), argv=list(config.argv),
-        a=config.a, b=config.b, aa=config.aa, sources=list(config.sources),
+        a=config.a, b=config.b, others=list(config.others), aa=config.aa, sources=list(config.sources),
         fixed=planning.fixed_sources(config.sources), metric="accuracy", gamma=float(config.gamma),
         level=float(config.level), interval=config.interval, resamples=config.resamples, seed=config.seed,
         min_runs=config.min_runs, max_runs=config.max_runs, step=config.step,
@@ -126,6 +127,7 @@ class Run(object):
         if not todo:
             return
         setups = {"A": self.config.a, "B": self.config.a if self.config.aa else self.config.b}
+        setups.update((setup.name, setup) for setup in self.config.others)
         jobs = {}
         for key, p in todo.items():
             spec = planning.spec(setups.get(p.arm, self.config.a), p, mode_specs[p.mode])
@@ -189,24 +191,27 @@ class Run(object):
             writer.close()
 
     def _sequential(self, executor, writer, header, sizes, looks, specs, result):
-        """Look after each round; stop at the first decided look or when the budget is spent."""
+        """Look after each round; stop at the first look where every comparison is decided, or
+        when the budget is spent."""
+        arms = summarizing.candidates(header)
         for number, size in enumerate(sizes, 1):
-            previous = next((x for x in looks if x.number == number and x.pairs >= size), None)
-            if previous is None:
+            current = {x.arm: x for x in looks if x.number == number and x.pairs >= size}
+            if len(current) < len(arms):
                 self._train(executor, writer, [t for pair in range(size)
                                                for t in planning.pair_trainings(pair, header.sources, header.aa,
-                                                                                 header.space)],
-                            specs)
-                current = summarizing.look(header, self.records, number)
-                if current is None:
-                    continue
-                writer.append([current])
-                looks.append(current)
-                self.progress.message("look %d at %d pairs: P(A>B) = %.3f [%.3f, %.3f] -> %s" % (
-                    number, current.pairs, current.p.value, current.p.lower, current.p.upper, current.verdict))
-                previous = current
-            if previous.verdict in stats.DECIDED:
-                result["stopped"] = "decided at look %d of %d (%d pairs)" % (number, len(sizes), previous.pairs)
+                                                                                 header.space, arms)], specs)
+                for arm in arms:
+                    made = summarizing.look(header, self.records, number, arm)
+                    if made is None:
+                        continue
+                    writer.append([made])
+                    looks.append(made)
+                    current[arm] = made
+                    self.progress.message("look %d at %d pairs: P(A>%s) = %.3f [%.3f, %.3f] -> %s" % (
+                        number, made.pairs, arm, made.p.value, made.p.lower, made.p.upper, made.verdict))
+            if len(current) == len(arms) and all(x.verdict in stats.DECIDED for x in current.values()):
+                pairs = min(x.pairs for x in current.values())
+                result["stopped"] = "decided at look %d of %d (%d pairs)" % (number, len(sizes), pairs)
                 return
         result["stopped"] = "budget spent: %d pairs, %d looks, undecided" % (sizes[-1], len(sizes))
 

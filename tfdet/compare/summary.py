@@ -1,7 +1,7 @@
 """The figures of a comparison from its training records. Pure: records and
 the header's settings in, Look and CompareSummary records out."""
 
-from ..results.compare_records import CompareSummary, Estimate, Look, Share
+from ..results.compare_records import Comparison, CompareSummary, Estimate, Look, Share
 from . import stats
 
 
@@ -9,12 +9,17 @@ def latest(records):
     return {r.key: r for r in records}
 
 
-def complete_pairs(records):
-    """(pairs, A's scores, B's scores) over the pairs where both trainings finished."""
+def candidates(header):
+    """The arms compared with A: B, then each more setup (C, D, ...)."""
+    return ["B"] + [setup.name for setup in header.others]
+
+
+def complete_pairs(records, arm="B"):
+    """(pairs, A's scores, the arm's scores) over the pairs where both trainings finished."""
     last = latest(records)
-    pairs = sorted(p for (arm, p), r in last.items() if arm == "A" and r.outcome == "ok"
-                   and last.get(("B", p)) is not None and last[("B", p)].outcome == "ok")
-    return pairs, [last[("A", p)].score for p in pairs], [last[("B", p)].score for p in pairs]
+    pairs = sorted(p for (name, p), r in last.items() if name == "A" and r.outcome == "ok"
+                   and last.get((arm, p)) is not None and last[(arm, p)].outcome == "ok")
+    return pairs, [last[("A", p)].score for p in pairs], [last[(arm, p)].score for p in pairs]
 
 
 def excluded_notes(records):
@@ -25,8 +30,8 @@ def excluded_notes(records):
 
 def estimates(header, a, b, looks=None):
     """P(A>B) and the mean difference with their intervals, at the level of one of
-    the header's planned looks (Bonferroni over them)."""
-    level = stats.look_level(header.level, looks or header.looks)
+    the header's planned looks of one of its comparisons (Bonferroni over both)."""
+    level = stats.look_level(header.level, (looks or header.looks) * len(candidates(header)))
     options = dict(paired=True, level=level, method=header.interval, resamples=header.resamples, seed=header.seed)
     if len(a) < 2:  # one pair: no interval to speak of
         p, d = stats.prob_improvement(a, b), stats.mean_difference(a, b)
@@ -36,12 +41,12 @@ def estimates(header, a, b, looks=None):
     return Estimate(p[0], p[1], p[2], level), Estimate(d[0], d[1], d[2], level)
 
 
-def look(header, records, number):
-    pairs, a, b = complete_pairs(records)
+def look(header, records, number, arm="B"):
+    pairs, a, b = complete_pairs(records, arm)
     if not pairs:
         return None
     p, _ = estimates(header, a, b)
-    return Look(record="look", number=number, pairs=len(pairs), p=p,
+    return Look(record="look", number=number, pairs=len(pairs), p=p, arm=arm,
                 verdict=stats.verdict_at(p.value, p.lower, p.upper, len(pairs), p.level, header.gamma))
 
 
@@ -67,6 +72,19 @@ def _runs_to_decide(p, pairs, gamma):
     return None if needed is None else max(needed, stats.fewest_decisive_pairs(p.level), pairs + 1)
 
 
+def comparison(header, records, arm):
+    """A against one more setup: the figures the summary gives for B."""
+    pairs, a, b = complete_pairs(records, arm)
+    if not pairs:
+        return Comparison(arm=arm, pairs=0)
+    p, d = estimates(header, a, b)
+    verdict = stats.verdict_at(p.value, p.lower, p.upper, len(pairs), p.level, header.gamma)
+    decided = verdict in stats.DECIDED
+    return Comparison(arm=arm, pairs=len(pairs), p=p, difference=d, mean=sum(b) / len(b), verdict=verdict,
+                      decided=decided, significant=stats.significant(p.lower, p.upper),
+                      runs_to_decide=None if decided else _runs_to_decide(p, len(pairs), header.gamma))
+
+
 def summary(header, records, complete, stopped, looks_taken, seconds=None):
     pairs, a, b = complete_pairs(records)
     last = latest(records)
@@ -77,13 +95,18 @@ def summary(header, records, complete, stopped, looks_taken, seconds=None):
                 looks_taken=looks_taken, shares=measured, joint_variance=joint_variance,
                 additive_ratio=additive_ratio, trainings=sum(1 for r in last.values() if r.outcome == "ok"),
                 seconds=seconds)
-    if not pairs:
+    others = [comparison(header, records, arm) for arm in candidates(header)[1:]]
+    base["others"] = others
+    main = comparison(header, records, "B")
+    if not main.pairs:
         return CompareSummary(**base)
-    p, d = estimates(header, a, b)
-    verdict = stats.verdict_at(p.value, p.lower, p.upper, len(pairs), p.level, header.gamma)
-    decided = verdict in stats.DECIDED
     return CompareSummary(
-        p=p, difference=d, mean_a=sum(a) / len(a), mean_b=sum(b) / len(b), verdict=verdict, decided=decided,
-        significant=stats.significant(p.lower, p.upper),
-        runs_to_decide=None if decided else _runs_to_decide(p, len(pairs), header.gamma),
-        scores={"A": list(a), "B": list(b)}, **base)
+        p=main.p, difference=main.difference, mean_a=sum(a) / len(a), mean_b=main.mean, verdict=main.verdict,
+        decided=main.decided, significant=main.significant, runs_to_decide=main.runs_to_decide,
+        scores=dict({"A": list(a), "B": list(b)}, **{c.arm: complete_pairs(records, c.arm)[2] for c in others}),
+        **base)
+
+
+def every_comparison_decided(summary):
+    """B's verdict and every more setup's are decided (what --gate and the sequential rule wait for)."""
+    return summary.decided and all(c.decided for c in summary.others)

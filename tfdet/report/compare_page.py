@@ -57,7 +57,8 @@ def scores_chart(scores):
 
 def interval_chart(looks, final, gamma):
     """P(A>B) and its interval at each look (and the final one) on [0, 1], against 0.5 and gamma."""
-    rows = [("look %d (%d pairs)" % (x.number, x.pairs), x.p) for x in looks]
+    rows = [("look %d (%d pairs)%s" % (x.number, x.pairs, "" if x.arm == "B" else ", A>%s" % x.arm), x.p)
+            for x in looks]
     if final is not None:
         rows.append(("final", final))
     if not rows:
@@ -110,11 +111,12 @@ def _setup(setup):
 
 def facts(results):
     h, s = results.header, results.summary
-    rows = [("A", _setup(h.a)), ("B", "A again on other seeds (A/A: the noise floor)" if h.aa else _setup(h.b)),
-            ("randomised", ", ".join(h.sources) or "nothing"), ("held fixed", ", ".join(h.fixed) or "nothing"),
-            ("metric", "test accuracy (higher is better)")]
+    rows = [("A", _setup(h.a)), ("B", "A again on other seeds (A/A: the noise floor)" if h.aa else _setup(h.b))]
+    rows += [(other.name, _setup(other)) for other in h.others]
+    rows += [("randomised", ", ".join(h.sources) or "nothing"), ("held fixed", ", ".join(h.fixed) or "nothing"),
+             ("metric", "test accuracy (higher is better)")]
     if h.space:
-        rows.append(("hyperparameters", "drawn per pair, the same for A and B: " + ", ".join(
+        rows.append(("hyperparameters", "drawn per pair, the same for every setup: " + ", ".join(
             "%s=%s" % item for item in sorted(h.space.items()))))
     rows += [("interval", "%s bootstrap, %d resamples, seed %d, %g%% over all looks" % (
                  h.interval, h.resamples, h.seed, 100 * h.level)),
@@ -148,6 +150,13 @@ def verdict_lines(results):
     if s.runs_to_decide:
         lines.append("Undecided: about %d pairs in all would likely decide, if P(A>B) stays at %.3f." % (
             s.runs_to_decide, p.value))
+    for other in s.others:
+        if other.p is not None:
+            lines.append("A against %s: %s, P(A>%s) = %.3f [%.3f, %.3f]; accuracy %s %.2f%%, A \u2212 %s = %+.2f "
+                         "points [%+.2f, %+.2f]." % (
+                             other.arm, other.verdict, other.arm, other.p.value, other.p.lower, other.p.upper,
+                             other.arm, 100 * other.mean, other.arm, 100 * other.difference.value,
+                             100 * other.difference.lower, 100 * other.difference.upper))
     return lines
 
 

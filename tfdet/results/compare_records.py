@@ -6,7 +6,9 @@ interrupted; the last one counts). Its JSON Schema
 (tfdet/results/schemas/compare-1.json) is generated from these declarations.
 
 Arms: "A" and "B" are the paired trainings of the two setups (pair i of each
-shares every randomised seed; with --aa, B is A again on other seeds);
+shares every randomised seed; with --aa, B is A again on other seeds); "C",
+"D", ... are more setups, each compared with A as B is (Bonferroni over the
+comparisons);
 "share:SOURCE" are the extra trainings of A that vary SOURCE alone (the
 variance shares).
 """
@@ -22,7 +24,8 @@ KIND = "compare"
 
 SOURCES = ("data", "init", "order", "augment", "hparams", "numerics")
 HPARAMS = ("lr", "momentum", "epochs", "batch_size")  # what a --space may draw
-ARMS = ("A", "B") + tuple("share:" + s for s in SOURCES)
+CANDIDATES = tuple("BCDEFGH")  # each compared with A; B is the one of a two-setup comparison
+ARMS = ("A",) + CANDIDATES + tuple("share:" + s for s in SOURCES)
 OUTCOMES = ("ok", "failed", "timeout")
 VERDICTS = ("A better", "B better", "no meaningful difference", "undecided")
 INTERVALS = ("percentile", "bca")
@@ -67,12 +70,13 @@ class CompareHeader(Record):
     min_runs: int = field(doc="pairs at the first look")
     max_runs: int = field(doc="the budget: pairs at the last look")
     step: int = field(doc="pairs added between looks")
-    looks: int = field(doc="looks planned; each uses a 1-(1-level)/looks interval (Bonferroni)")
+    looks: int = field(doc="looks planned; each uses a 1-(1-level)/(looks x comparisons) interval (Bonferroni)")
     share_runs: int = field(0, doc="trainings per source for the variance shares (0: none)")
     space: Dict[str, str] = field({}, doc="hparams: each hyperparameter's distribution (LOW:HIGH, LOW:HIGH:log, A|B|C)")
     tf_version: Optional[str] = field(None)
     python: Optional[str] = field(None)
     executor: Optional[str] = field(None)
+    others: List[Setup] = field([], doc="more setups (C, D, ...), each compared with A as B is")
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,7 @@ class Look(Record):
     pairs: int = field()
     p: Estimate = field(doc="P(A>B)")
     verdict: str = field(choices=VERDICTS)
+    arm: str = field("B", choices=CANDIDATES, doc="the setup compared with A at this look")
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,21 @@ class Share(Record):
     runs: int = field()
     variance: Optional[float] = field(keep_none=True)
     share: Optional[float] = field(keep_none=True, doc="of the sum over the sources measured")
+
+
+@dataclass(frozen=True)
+class Comparison(Record):
+    """A against one more setup (C, D, ...), as the summary's own figures are A against B."""
+
+    arm: str = field(choices=CANDIDATES)
+    pairs: int = field()
+    p: Optional[Estimate] = field(None, doc="P(A>arm)")
+    difference: Optional[Estimate] = field(None, doc="mean of A - arm over pairs")
+    mean: Optional[float] = field(None, doc="the arm's mean score")
+    verdict: str = field("undecided", choices=VERDICTS)
+    decided: bool = field(False)
+    significant: bool = field(False)
+    runs_to_decide: Optional[int] = field(None)
 
 
 @dataclass(frozen=True)
@@ -155,6 +175,7 @@ class CompareSummary(Record):
     trainings: int = field(0, doc="trainings in the file that finished")
     seconds: Optional[float] = field(None, doc="wall time of this run (not of earlier ones on --resume)")
     scores: Dict[str, List[float]] = field({}, doc="arm: the scores of its complete pairs, in pair order")
+    others: List[Comparison] = field([], doc="A against each more setup (C, D, ...)")
 
 
 RECORDS = {"header": CompareHeader, "training": CompareTraining, "look": Look, "summary": CompareSummary}
