@@ -18,7 +18,7 @@ own layer unless SIDEWAYS says why):
                  tfdet.matrix, tfdet.compare
     2  core      tfdet.results, tfdet.catalog (+ tfdet.catalog_data),
                  tfdet.executor (runs independent jobs; features use it)
-    1  base      tfdet.tfinfo, tfdet._version
+    1  base      tfdet.tfinfo, tfdet._version, tfdet.progress (the events of a long run)
 """
 
 import ast
@@ -51,6 +51,7 @@ LAYERS = {
     "tfinfo": (1, ["tfdet.tfinfo"]),
     "version": (1, ["tfdet._version"]),
     "lazy": (1, ["tfdet._lazy"]),  # the lazy package facades' one __getattr__
+    "progress": (1, ["tfdet.progress"]),  # the events a long run sends to whoever shows its progress
 }
 
 # Imports between two components of one layer that are part of the design.

@@ -101,3 +101,16 @@ def test_a_probe_that_fails_is_recorded_with_its_last_words(tmp_path):
     assert entry["environment"]["status"] == "reused" and entry["environment"]["tf_version"] == "2.21.0"
     assert entry["status"] == "probe-failed" and entry["probe"]["exit_code"] not in (0, None)
     assert entry["probe"]["error"].startswith("tfdet: error:")
+
+
+def test_progress_is_a_line_per_version_on_the_err_stream_and_nothing_when_quiet(tmp_path, failing_pyenv):
+    dirs = ["--out", str(tmp_path / "out"), "--venvs", str(tmp_path / "venvs")]
+    code, out, err = run_cli("matrix", "--versions", "2.20,2.21", *dirs)
+    assert code == 1
+    lines = err.splitlines()
+    assert lines[0].startswith("tfdet matrix: 2 TF versions to do on local")
+    assert [line[:13] for line in lines[1:]] == ["[1/2] TF 2.20", "[2/2] TF 2.21"] or \
+        [line[:13] for line in lines[1:]] == ["[1/2] TF 2.21", "[2/2] TF 2.20"]
+    assert all("FAILED" in line or "failed" in line for line in lines[1:]) and "[1/2]" not in out
+    code, _, err = run_cli("matrix", "--versions", "2.20", "--overwrite", "--quiet", *dirs)
+    assert code == 1 and err == ""

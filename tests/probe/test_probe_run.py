@@ -13,7 +13,8 @@ import time
 import pytest
 
 from tfdet.catalog import default_catalogue
-from tfdet.probe import ProbeConfig, Progress, run_probe
+from tfdet.probe import ProbeConfig, run_probe
+from tfdet.progress import Finished, Started, Working
 from tfdet.results import load
 
 pytest.importorskip("tensorflow")
@@ -28,12 +29,25 @@ def fixture_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("probe") / "fixtures.jsonl")
     config = ProbeConfig(default_catalogue(), out, modes=("baseline", "env"), processes=2, repeats=5, rounds=1,
                          timeout=10, ops=FIXTURES, max_repeats=MAX_REPEATS)
-    header = run_probe(config, Progress(quiet=True))
-    return out, header
+    events = []
+    header = run_probe(config, events.append)
+    return out, header, events
 
 
 def outcomes(path):
     return {(r.case, r.mode): r for r in load(path).cases}
+
+
+def test_the_probe_tells_its_progress_one_event_per_case(fixture_run):
+    out, header, events = fixture_run
+    (started,) = [e for e in events if isinstance(e, Started)]
+    finished = [e for e in events if isinstance(e, Finished)]
+    assert started.total == len(header.planned) == len(finished) and "case" in started.text
+    assert {e.text.split(":")[0] for e in events if isinstance(e, Working)} == {
+        "%s %s" % tuple(p) for p in header.planned}
+    varied = [e for e in finished if e.text.startswith("fixture-random-order-sum ")]
+    quiet = [e for e in finished if e.text.startswith("fixture-fixed-order-sum ")]
+    assert varied and all(e.notable for e in varied) and quiet and not any(e.notable for e in quiet)
 
 
 def test_random_order_sum_is_flagged_in_every_mode(fixture_run):
@@ -161,7 +175,7 @@ def test_catalogue_says_varies_so_silence_needs_the_full_budget(tmp_path):
     out = str(tmp_path / "claim.jsonl")
     config = ProbeConfig(default_catalogue(), out, modes=("baseline",), processes=1, repeats=3, rounds=1,
                          ops=["while-loop-parallel-iterations"], max_repeats=12)
-    header, records = run_probe(config, Progress(quiet=True)), load(out).cases
+    header, records = run_probe(config), load(out).cases
     entry = default_catalogue().get("while-loop-parallel-iterations")
     version_range = entry.range_for(header.environment["baseline"].tf_version, "cpu")
     assert version_range.status == "nondeterministic"
@@ -196,7 +210,7 @@ def test_settle_runs_the_full_budget_only_where_the_catalogue_has_no_claim(tmp_p
     out = str(tmp_path / "settle.jsonl")
     config = ProbeConfig(catalogue, out, modes=("baseline",), processes=1, repeats=3, rounds=1,
                          ops=["softmax-xent", "segment-sum"], max_repeats=12, settle=True)
-    header = run_probe(config, Progress(quiet=True))
+    header = run_probe(config)
     tf_version = header.environment["baseline"].tf_version
     assert catalogue.get("softmax-xent").range_for(tf_version, "cpu").status == "unknown"
     assert catalogue.get("segment-sum").range_for(tf_version, "cpu").status == "deterministic"

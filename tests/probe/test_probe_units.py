@@ -13,7 +13,6 @@ from tfdet.probe import cases, environment, measure
 from tfdet.probe.modes import mode_setups, process_environment
 from tfdet.probe.plan import machine_capabilities, plan_cases
 
-import records as make
 from catalog_fixtures import GOOD_ENTRY, document
 
 
@@ -204,35 +203,6 @@ def test_ops_accepts_every_name_catalog_show_takes():
         "densebincount", "tf.math.bincountt"], fixture_ids={"fixture-crash"})
     assert ids == ["bincount", "dense-bincount", "unsorted-segment-sum", "fixture-crash"]
     assert [name for name, _ in unknown] == ["tf.math.bincountt"] and "tf.math.bincount" in unknown[0][1]
-
-
-def test_progress_plain_lines_rich_on_a_terminal_and_nothing_when_quiet():
-    import io
-
-    from tfdet.probe.plan import PlannedCase
-    from tfdet.probe.progress import Progress
-
-    planned = PlannedCase("bincount", "forward")
-    records = [make.case("bincount", "baseline", "varies")]
-    for tty in (False, True):
-        stream = io.StringIO()
-        progress = Progress(stream, tty=tty)
-        progress.message("starting")
-        progress.start(1, 0)
-        progress.step(planned, "baseline")
-        progress.step(planned, "env", runs=10, budget=40)
-        progress.finished(planned, records)
-        progress.close()
-        text = stream.getvalue()
-        assert "tfdet probe: starting" in text and "bincount forward: baseline varies" in text
-        assert ("[1/1]" in text) is not tty  # the plain line's counter; rich draws its own
-    stream = io.StringIO()
-    quiet = Progress(stream, quiet=True, tty=True)
-    quiet.message("x")
-    quiet.start(1, 0)
-    quiet.finished(planned, records)
-    quiet.close()
-    assert stream.getvalue() == ""
 
 
 # -- scratch space ---------------------------------------------------------------

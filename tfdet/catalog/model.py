@@ -344,7 +344,9 @@ class Catalogue:
 
     def to_dataframe(self):
         """One row per (entry, device, version range), as a pandas DataFrame."""
-        import pandas as pd  # imported here: the catalogue itself does not need pandas
+        from ..results.optional import optional
+
+        pd = optional("pandas", "Catalogue.to_dataframe()", "pandas")  # an extra: nothing else needs pandas
 
         rows = []
         for entry in self.entries:

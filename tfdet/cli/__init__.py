@@ -12,15 +12,18 @@ import sys
 from .exitcodes import INTERRUPTED
 
 
-def _interrupted_while_starting(signum, frame):
-    sys.stderr.write("tfdet: interrupted\n")
-    raise SystemExit(INTERRUPTED)
-
-
 def main(argv=None, out=None, err=None):
-    """Run `tfdet ARGV`; returns the exit code."""
+    """Run `tfdet ARGV`; returns the exit code. out and err default to the
+    process's streams, here and in run_main only: the commands write to these two."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+
+    def interrupted_while_starting(signum, frame):
+        err.write("tfdet: interrupted\n")
+        raise SystemExit(INTERRUPTED)
+
     try:
-        previous = signal.signal(signal.SIGINT, _interrupted_while_starting)
+        previous = signal.signal(signal.SIGINT, interrupted_while_starting)
     except ValueError:  # not the main thread: no handler to set, nothing to restore
         previous = None
     try:
@@ -29,4 +32,3 @@ def main(argv=None, out=None, err=None):
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     return run_main(argv, out, err)
-

@@ -1,10 +1,14 @@
-"""argparse types shared by the commands: a bad value becomes a usage error
-(exit 2) shown with the subcommand's own usage."""
+"""What the commands share on their command lines: argparse types (a bad value
+becomes a usage error, exit 2, shown with the subcommand's own usage), the flags
+several commands take (--executor/--jobs/--scheduler, --out, --quiet), declared
+here once, and loading the catalogue (a bad one is exit 3)."""
 
 import argparse
+import importlib.util
 import math
 
 from .. import catalog
+from .exitcodes import ENVIRONMENT, INVALID_INPUT, USAGE, CommandError
 
 
 def tf_version(text):
@@ -85,6 +89,58 @@ positive_float = Bounded(float, 0.0, 10.0 ** 6, low_open=True)  # a generic amou
 def nothing_to_resume(what, path, hint):
     """The one line for --resume on a results file or directory that does not
     exist: nothing is started (a fresh full run in its place would be a surprise)."""
-    from .exitcodes import USAGE, CommandError
-
     return CommandError("--resume: %s %s does not exist; %s" % (what, path, hint), USAGE)
+
+
+# -- flags several commands take, declared once ------------------------------------
+
+# Every action the helpers below declare carries this attribute (its value: which
+# helper), so a test can tell a shared flag from a hand-declared copy.
+SHARED = "tfdet_shared"
+
+
+def _shared(action, helper):
+    setattr(action, SHARED, helper)
+    return action
+
+
+def add_executor(parser, jobs_help, jobs_default=1, executor_help=None, scheduler_help=None):
+    """--executor (local or dask), --jobs N and --scheduler ADDRESS; check_executor(args)
+    then refuses the combinations that cannot work."""
+    from ..executor import EXECUTORS
+
+    _shared(parser.add_argument(
+        "--executor", choices=EXECUTORS, default="local",
+        help=executor_help or "local: a process pool; dask: a Dask cluster (a LocalCluster without --scheduler)"),
+        "executor")
+    _shared(parser.add_argument("--jobs", type=jobs, default=jobs_default, metavar="N", help=jobs_help), "executor")
+    _shared(parser.add_argument("--scheduler", metavar="ADDRESS",
+                                help=scheduler_help or "the Dask scheduler, e.g. tcp://host:8786"), "executor")
+
+
+def check_executor(args):
+    """--scheduler without --executor dask is a usage error (exit 2); --executor dask
+    without dask.distributed installed an environment one (exit 4)."""
+    if args.scheduler and args.executor != "dask":
+        raise CommandError("--scheduler needs --executor dask", USAGE)
+    if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
+        raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
+
+
+def add_output_file(parser, help, default=None, metavar="FILE"):
+    """--out: where a command writes its results (a file, or a directory with metavar DIR)."""
+    return _shared(parser.add_argument("--out", default=default, metavar=metavar, help=help), "output")
+
+
+def add_quiet(parser, help="no progress on stderr"):
+    """--quiet: no progress (and, where a command says so, no summary)."""
+    return _shared(parser.add_argument("--quiet", action="store_true", help=help), "quiet")
+
+
+def load_catalogue_or_exit(path=None):
+    """The shipped catalogue, or the user's file or directory at `path`; one that
+    does not load is one line and exit 3 (invalid input), for every command alike."""
+    try:
+        return catalog.load_user_catalogue(path) if path else catalog.default_catalogue()
+    except catalog.CatalogError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None

@@ -4,7 +4,6 @@ import argparse
 import difflib
 import json
 import os
-import sys
 import textwrap
 
 from .. import catalog
@@ -89,13 +88,6 @@ def _help(parser, out):
     return USAGE
 
 
-def _load(path):
-    try:
-        return catalog.load_user_catalogue(path) if path else catalog.default_catalogue()
-    except catalog.CatalogError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
-
-
 def _version(args, text):
     """(what the user asked about, the covered version that answers for it)."""
     code = INVALID_INPUT
@@ -108,7 +100,7 @@ def _version(args, text):
     except ValueError as exc:  # UncoveredVersionError, or an installed TF with an odd version string
         raise CommandError(str(exc), code) from None
     if stale:
-        getattr(args, "err", sys.stderr).write("tfdet: warning: %s\n" % stale)
+        args.err.write("tfdet: warning: %s\n" % stale)
     return text, str(answering)
 
 
@@ -143,7 +135,7 @@ def _statuses(values):
 
 
 def run_list(args, out):
-    cat = _load(args.catalog)
+    cat = arguments.load_catalogue_or_exit(args.catalog)
     asked, version = _version(args, args.tf_version)
     statuses = _statuses(args.status)
     verdicts = [v for device in (args.device or catalog.DEVICES) for v in cat.affecting(version, device, statuses)]
@@ -161,7 +153,7 @@ def run_list(args, out):
 
 
 def run_show(args, out):
-    cat = _load(args.catalog)
+    cat = arguments.load_catalogue_or_exit(args.catalog)
     try:
         entries = cat.resolve(args.name)
     except catalog.UnknownName as exc:
@@ -218,7 +210,7 @@ def render_entry(entry):
 
 
 def run_diff(args, out):
-    cat = _load(args.catalog)
+    cat = arguments.load_catalogue_or_exit(args.catalog)
     (asked_old, old), (asked_new, new) = _version(args, args.old), _version(args, args.new)
     changes = []
     for device in args.device or catalog.DEVICES:

@@ -15,6 +15,7 @@ from typing import Optional
 
 from .. import catalog
 from ..catalog import evidence as catalog_evidence
+from . import arguments
 from .exitcodes import FINDING, INVALID_INPUT, OK, WRITE_FAILED, CommandError
 from .tables import output_width
 
@@ -63,9 +64,8 @@ def add_parser(sub):
     update.add_argument("--catalog", metavar="PATH",
                         help="the catalogue to compare with and edit: a directory or file (default: the shipped one)")
     target = update.add_mutually_exclusive_group()
-    target.add_argument("--out", metavar="DIR",
-                        help="write an edited copy of every catalogue file into DIR (created if missing; "
-                             "DIR may be the catalogue's own directory, to edit it in place)")
+    arguments.add_output_file(target, "write an edited copy of every catalogue file into DIR (created if missing; "
+                                      "DIR may be the catalogue's own directory, to edit it in place)", metavar="DIR")
     target.add_argument("--patch", metavar="FILE", help="write the proposed edits as a unified diff of the YAML")
     update.add_argument("--accept-conflicts", action="store_true",
                         help="write the measured claim over documented claims it contradicts too (each with a "

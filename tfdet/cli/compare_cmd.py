@@ -120,7 +120,6 @@ def level_text(text):
 
 def add_parser(commands):
     from ..diverge import WORKLOAD_NAMES
-    from ..executor import EXECUTORS
 
     parser = commands.add_parser("compare", help=HELP, description="Is setup A really better than setup B? "
                                  "Paired trainings, P(A>B) with a bootstrap interval, a verdict, the runs it took.",
@@ -152,17 +151,15 @@ def add_parser(commands):
     parser.add_argument("--fixed", action="store_true", help="no sequential rule: one look at --max-runs")
     parser.add_argument("--shares", type=arguments.Bounded(int, 0, 10000), default=0, metavar="K",
                         help="K trainings of A per source, that source alone varied: the variance shares")
-    parser.add_argument("--jobs", type=arguments.jobs, default=1)
-    parser.add_argument("--executor", choices=EXECUTORS, default="local")
-    parser.add_argument("--scheduler", metavar="ADDRESS")
-    parser.add_argument("--out", help="results file (default: tfdet-compare-TIME.jsonl)")
+    arguments.add_executor(parser, jobs_help="trainings at once (local processes, or LocalCluster workers)")
+    arguments.add_output_file(parser, "results file (default: tfdet-compare-TIME.jsonl)")
     parser.add_argument("--resume", action="store_true", help="continue --out (more runs with a larger --max-runs)")
     parser.add_argument("--overwrite", action="store_true")
     parser.add_argument("--timeout", type=arguments.timeout, default=600.0,
                         help="seconds one training may take before it is killed and recorded (600)")
     parser.add_argument("--gate", action="store_true", help="exit 1 when the budget ends undecided")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--quiet", action="store_true")
+    arguments.add_quiet(parser)
     parser.set_defaults(run=run)
 
 
@@ -236,8 +233,7 @@ def config_of(args):
         raise CommandError("--shares must be 0 or more", USAGE)
     if args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
-    if args.scheduler and args.executor != "dask":
-        raise CommandError("--scheduler needs --executor dask", USAGE)
+    arguments.check_executor(args)
     a = _setup("A", args.a, args)
     candidates = [dataclasses.replace(a, name="B")] if args.aa else [
         _setup(name, given, args) for name, given in zip(CANDIDATES, args.b)]
@@ -270,18 +266,18 @@ def _check_environment(config):
     digits = [s.workload for s in [config.a, config.b] + list(config.others) if s.workload.startswith("digits-")]
     if digits and importlib.util.find_spec("sklearn") is None:
         raise CommandError("the %s workload needs scikit-learn: pip install 'tfdet[diverge]'" % digits[0], ENVIRONMENT)
-    if config.executor == "dask" and importlib.util.find_spec("distributed") is None:
-        raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
 
 
 def run(args, out):
-    from ..compare import CompareError, Progress, run_compare
+    from ..compare import CompareError, run_compare
     from ..compare.summary import every_comparison_decided
+    from .progress import Display
 
     config = config_of(args)
     _check_environment(config)
-    with training_run(environment=(CompareError,)):
-        header, _, looks, summary = run_compare(config, Progress(stream=args.err, quiet=args.quiet or args.json))
+    with Display(args.err, "compare", quiet=args.quiet or args.json) as progress, \
+            training_run(environment=(CompareError,)):
+        header, _, looks, summary = run_compare(config, progress)
     if args.json:
         json.dump(summary.to_json(), out, indent=1, sort_keys=True)
         out.write("\n")

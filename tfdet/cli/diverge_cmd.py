@@ -82,7 +82,6 @@ def _lrs(text):
 def add_parser(commands):
     from ..diverge import CONDITIONS, DEFAULT_MODES, WORKLOAD_NAMES
     from ..diverge.workloads import WORKLOADS
-    from ..executor import EXECUTORS
     from ..results.vocabulary import MODES
 
     parser = commands.add_parser("diverge", help=HELP, description="Train one network K times per condition and "
@@ -108,18 +107,14 @@ def add_parser(commands):
     parser.add_argument("--epochs", type=arguments.epochs, default=5, help="default 5")
     parser.add_argument("--batch-size", type=arguments.batch_size, default=None,
                         help="default: %s" % ", ".join("%d for %s" % (w.batch_size, n) for n, w in WORKLOADS.items()))
-    parser.add_argument("--jobs", type=arguments.jobs, default=1,
-                        help="trainings at once (local processes, or LocalCluster workers)")
-    parser.add_argument("--executor", choices=EXECUTORS, default="local",
-                        help="local: a process pool; dask: a Dask cluster (a LocalCluster without --scheduler)")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, e.g. tcp://host:8786")
-    parser.add_argument("--out", help="results file (default: tfdet-diverge-WORKLOAD-TIME.jsonl)")
+    arguments.add_executor(parser, jobs_help="trainings at once (local processes, or LocalCluster workers)")
+    arguments.add_output_file(parser, "results file (default: tfdet-diverge-WORKLOAD-TIME.jsonl)")
     parser.add_argument("--resume", action="store_true", help="continue --out: run only the missing trainings")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.add_argument("--timeout", type=arguments.timeout, default=600.0,
                         help="seconds one training may take before it is killed and recorded (default 600)")
     parser.add_argument("--json", action="store_true", help="print the cells as JSON instead of a table")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    arguments.add_quiet(parser)
     parser.set_defaults(run=run)
 
 
@@ -132,12 +127,9 @@ def _check_environment(args):
         raise CommandError("--script %s: no such file" % args.script, INVALID_INPUT)
     if args.workload == "digits-cnn" and importlib.util.find_spec("sklearn") is None:
         raise CommandError("the digits-cnn workload needs scikit-learn: pip install 'tfdet[diverge]'", ENVIRONMENT)
-    if args.scheduler and args.executor != "dask":
-        raise CommandError("--scheduler needs --executor dask", USAGE)
+    arguments.check_executor(args)
     if args.workload == "cifar10-resnet18":
         _fetch_cifar10(args)
-    if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
-        raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
     if args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
 
@@ -152,7 +144,7 @@ def _fetch_cifar10(args):
                                                "loading CIFAR-10 (Keras downloads it, about 170 MB, into "
                                                "~/.keras/datasets the first time)"))
     try:
-        cifar10_prefetch()
+        cifar10_prefetch(log=args.err)
     except DatasetUnavailable as exc:
         raise CommandError(str(exc), ENVIRONMENT) from None
 
@@ -172,7 +164,8 @@ def _results_path(args, name, stamp):
 
 
 def run(args, out):
-    from ..diverge import DivergeConfig, DivergeError, DivergeInputError, Progress, run_diverge
+    from ..diverge import DivergeConfig, DivergeError, DivergeInputError, run_diverge
+    from .progress import Display
 
     _check_environment(args)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -189,8 +182,8 @@ def run(args, out):
         lrs=lrs, conditions=args.conditions, modes=args.modes, runs=args.runs, momentum=args.momentum,
         epochs=epochs, batch_size=batch_size, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
         resume=args.resume, overwrite=args.overwrite, timeout=args.timeout, argv=list(sys.argv), script=args.script)
-    progress = Progress(stream=args.err, quiet=args.quiet or args.json)
-    with training_run(environment=(DivergeError,), invalid_input=(DivergeInputError,)):
+    with Display(args.err, "diverge", quiet=args.quiet or args.json) as progress, \
+            training_run(environment=(DivergeError,), invalid_input=(DivergeInputError,)):
         header, records, summary = run_diverge(config, progress)
     if args.json:
         json.dump(summary.to_json(), out, indent=1, sort_keys=True)

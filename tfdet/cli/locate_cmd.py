@@ -5,10 +5,10 @@ import importlib.util
 import json
 import os
 import signal
-import sys
 
 from . import arguments
 from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, WRITE_FAILED, CommandError
+from .progress import Display, isatty
 from .tables import fit_lines, output_width
 
 DEFAULT_RUNS, DEFAULT_REPEATS = 2, 10  # tfdet.locating.api's defaults (not imported here: it is slow to)
@@ -86,8 +86,8 @@ def _split_arguments(args):
     if "--" not in rest:
         ours = [token for token in rest if token.split("=")[0] in args.locate_parser._option_string_actions]
         if ours:
-            sys.stderr.write("tfdet locate: note: %s went to the script; locate's own options go before the "
-                             "script, or between it and --\n" % " ".join(ours))
+            args.err.write("tfdet locate: note: %s went to the script; locate's own options go before the "
+                           "script, or between it and --\n" % " ".join(ours))
         return args, rest
     cut = rest.index("--")
     ours, theirs = rest[:cut], rest[cut + 1:]
@@ -120,19 +120,15 @@ def _run(args, out):
         raise CommandError("--runs must be at least 2: locate compares runs", INVALID_INPUT)
     if not os.path.isfile(args.script):
         raise CommandError("%s: no such file" % args.script, INVALID_INPUT)
-    quiet = args.json or not sys.stderr.isatty()
-
-    def progress(message):
-        if not quiet:
-            sys.stderr.write("tfdet locate: %s\n" % message)
-            sys.stderr.flush()
+    # locate's runs say what they do only to a person at a terminal, as they always have
+    progress = Display(args.err, "locate", quiet=args.json or not isatty(args.err))
 
     if importlib.util.find_spec("tensorflow") is None:  # each run needs it: say so once, here
         raise CommandError("tfdet locate needs TensorFlow, and this Python has none", ENVIRONMENT)
     try:
         result = locate_script(args.script, script_args, runs=args.runs, repeats=args.repeats, steps=args.steps,
                                max_bytes=args.max_bytes, timeout=args.timeout, traces=args.traces,
-                               detail=args.detail, patch=args.patch, progress=progress)
+                               detail=args.detail, patch=args.patch, progress=progress.message)
     except LocateWriteError as exc:
         raise CommandError(str(exc), WRITE_FAILED) from None
     except OSError as exc:  # the traces directory: not writable, full, a file where it should be

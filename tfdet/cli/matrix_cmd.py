@@ -2,7 +2,6 @@
 cached virtual environment per version."""
 
 import argparse
-import importlib.util
 import json
 import os
 import signal
@@ -60,16 +59,14 @@ PROBE_DEFAULTS = {"repeats": 3, "processes": 2, "max_repeats": 30, "rounds": 1}
 
 
 def add_parser(commands):
-    from ..executor import EXECUTORS
-
     parser = commands.add_parser("matrix", help=HELP, description=HELP[0].upper() + HELP[1:] + ".", epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--versions", metavar="X.Y,...|all", default="all",
                         help="TF versions, comma-separated, or all (default)")
     parser.add_argument("--modes", metavar="MODE,...", default=None,
                         help="from baseline, env, api (default: all three; each version runs those it has)")
-    parser.add_argument("--out", metavar="DIR", default=os.path.join("reports", "matrix"),
-                        help="results directory (default: %(default)s)")
+    arguments.add_output_file(parser, "results directory (default: %(default)s)",
+                              default=os.path.join("reports", "matrix"), metavar="DIR")
     parser.add_argument("--venvs", metavar="DIR",
                         help="environments directory (default: $TFDET_VENVS, else ~/.cache/tfdet/venvs)")
     parser.add_argument("--ops", metavar="NAME,...",
@@ -87,17 +84,14 @@ def add_parser(commands):
                         help="probe timing rounds per process (default %(default)s)")
     parser.add_argument("--timeout", type=arguments.timeout, default=None, metavar="SECONDS",
                         help="per-case limit of the probe (default: the probe's)")
-    parser.add_argument("--executor", choices=EXECUTORS, default="local",
-                        help="local: a process pool; dask: a Dask cluster (a LocalCluster without --scheduler)")
-    parser.add_argument("--jobs", type=arguments.jobs, default=1, metavar="N",
-                        help="versions at once (default 1: probes time their cases, and share the cores)")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, e.g. tcp://host:8786")
+    arguments.add_executor(parser, jobs_help="versions at once (default 1: probes time their cases, and share the "
+                                             "cores)")
     parser.add_argument("--create-only", action="store_true", help="create (or check) the environments, probe nothing")
     parser.add_argument("--resume", action="store_true", help="keep complete versions in --out, run the rest")
     parser.add_argument("--overwrite", action="store_true", help="discard earlier results in --out")
     parser.add_argument("--list", action="store_true", help="print the versions table (and what --out has) and exit")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON instead of a table")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    arguments.add_quiet(parser)
     parser.set_defaults(run=run)
 
 
@@ -112,10 +106,7 @@ def _config(args):
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
     if args.resume and not _has_results(args.out):
         raise arguments.nothing_to_resume("matrix results in", args.out, "run without --resume to start them")
-    if args.scheduler and args.executor != "dask":
-        raise CommandError("--scheduler needs --executor dask", USAGE)
-    if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
-        raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
+    arguments.check_executor(args)
     probe = {"repeats": args.repeats, "processes": PROBE_DEFAULTS["processes"], "max_repeats": args.max_repeats,
              "rounds": args.rounds, "timeout": args.timeout, "ops": _ops(args.ops), "settle": args.settle}
     return MatrixConfig(versions=versions, modes=modes, out_dir=os.path.abspath(args.out),
@@ -138,15 +129,6 @@ def _ops(text):
     return ops
 
 
-def _catalogue():
-    from .. import catalog
-
-    try:
-        return catalog.default_catalogue()
-    except catalog.CatalogError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
-
-
 def _manifest(out_dir):
     from ..matrix import MANIFEST_NAME, ManifestError, load_manifest
 
@@ -161,11 +143,12 @@ def run(args, out):
     if args.list:
         return _list(args, out, config)
     from ..executor import ExecutorError
-    from ..matrix import ManifestError, MatrixExists, Progress, run_matrix
+    from ..matrix import ManifestError, MatrixExists, run_matrix
+    from .progress import Display
     from ..results import ResultsError
 
-    catalogue = _catalogue()
-    progress = Progress(stream=args.err, quiet=args.quiet or args.json)
+    catalogue = arguments.load_catalogue_or_exit()
+    progress = Display(args.err, "matrix", quiet=args.quiet or args.json)
     terminate = _end_like_ctrl_c_on_sigterm()  # SIGTERM ends the run as Ctrl-C does: finished versions kept
     try:
         manifest, plans = run_matrix(config, catalogue, progress)

@@ -8,7 +8,6 @@ import shutil
 import signal
 import sys
 
-from .. import catalog
 from . import arguments
 from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
 
@@ -125,9 +124,8 @@ def add_parser(commands):
                         help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
     parser.add_argument("--rounds", type=arguments.rounds, default=5, metavar="N",
                         help="interleaved timing rounds per process (default 5)")
-    parser.add_argument("--out", metavar="FILE",
-                        help="results file, JSON Lines (default: a new tfdet-probe-YYYYMMDD-HHMMSS.jsonl per run; "
-                             "with --resume, the newest one here)")
+    arguments.add_output_file(parser, "results file, JSON Lines (default: a new tfdet-probe-YYYYMMDD-HHMMSS.jsonl "
+                                      "per run; with --resume, the newest one here)")
     parser.add_argument("--report", metavar="FILE",
                         help="after probing, also write an HTML report of the results to FILE (as tfdet report does)")
     parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases (--out FILE, or the newest "
@@ -148,27 +146,19 @@ def add_parser(commands):
                         help="exit 1 if any case varies under MODE (for CI gates)")
     parser.add_argument("--allow-missing-modes", action="store_true",
                         help="a mode that did not run is reported but does not make the exit code 4")
-    parser.add_argument("--executor", choices=("local", "dask"), default="local",
-                        help="local (default): probe this machine; dask: probe every worker of a Dask cluster, one "
-                             "results file per machine in the --out directory")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="the Dask scheduler (tcp://host:8786); without it --executor dask starts a LocalCluster")
-    parser.add_argument("--jobs", type=arguments.jobs, default=None, metavar="N",
-                        help="workers of the LocalCluster --executor dask starts without --scheduler (default 2)")
-    parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    arguments.add_executor(
+        parser, jobs_default=None,
+        jobs_help="workers of the LocalCluster --executor dask starts without --scheduler (default 2)",
+        executor_help="local (default): probe this machine; dask: probe every worker of a Dask cluster, one "
+                      "results file per machine in the --out directory",
+        scheduler_help="the Dask scheduler (tcp://host:8786); without it --executor dask starts a LocalCluster")
+    arguments.add_quiet(parser, "no progress and no summary")
     parser.set_defaults(run=run)
 
 
 # Built-in values of the flags --resume can take from the file instead.
 DEFAULTS = {"repeats": 5, "processes": 2, "max_repeats": 100, "size": 1.0, "seed": 0, "execution": "function",
             "threads": None, "onednn": "default"}
-
-
-def _catalogue():
-    try:
-        return catalog.default_catalogue()
-    except catalog.CatalogError as exc:  # the same message and code as tfdet catalog list
-        raise CommandError(str(exc), INVALID_INPUT) from None
 
 
 def _claim(args):
@@ -248,7 +238,7 @@ def run(args, out):
         bad = [m for m in args.modes if m not in MODES]
         if bad:
             raise CommandError("unknown mode %s; choose from %s" % (", ".join(bad), ", ".join(MODES)), USAGE)
-    catalogue = _catalogue()
+    catalogue = arguments.load_catalogue_or_exit()
     if args.ops:
         from ..probe import fixture_ids, resolve_ops
 
@@ -296,10 +286,11 @@ def _end_like_ctrl_c_on_sigterm():
 
 
 def _run_claimed(args, out, catalogue, writer):
-    from ..probe import ProbeConfig, ProbeError, Progress, catalogue_digest, patch_available, run_probe
+    from ..probe import ProbeConfig, ProbeError, catalogue_digest, patch_available, run_probe
     from ..results import (MODES, ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError, describe_os_error,
                            interpret, read_probe)
     from .probe_summary import summarise
+    from .progress import Display
 
     args.inter_threads = args.threads
     args.modes_requested = bool(args.modes)
@@ -321,7 +312,7 @@ def _run_claimed(args, out, catalogue, writer):
         onednn=None if args.onednn == "default" else args.onednn == "on",
         timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:], max_repeats=args.max_repeats,
         modes_requested=args.modes_requested, results=writer, settle=bool(args.settle))
-    progress = Progress(quiet=args.quiet)
+    progress = Display(args.err, "probe", quiet=args.quiet)
     interrupted = False
     try:
         run_probe(config, progress)
@@ -360,16 +351,16 @@ def _run_claimed(args, out, catalogue, writer):
         from . import report_cmd
 
         try:
-            report = report_cmd.render([args.out], args.report, catalogue)
+            report = report_cmd.render([args.out], args.report, catalogue, out)
         except OSError as exc:
             raise CommandError(describe_os_error(exc, args.report), WRITE_FAILED) from None
         if not args.quiet:
             out.write(report_cmd.describe(report, args.report) + "\n")
     if interrupted:
-        sys.stderr.write("tfdet probe: interrupted; finished cases are in %s (continue with --resume)\n" % args.out)
+        args.err.write("tfdet probe: interrupted; finished cases are in %s (continue with --resume)\n" % args.out)
         return INTERRUPTED
     if missing_modes and not args.allow_missing_modes:
-        sys.stderr.write("tfdet probe: error: %s did not run (exit %d; --allow-missing-modes accepts that)\n" % (
+        args.err.write("tfdet probe: error: %s did not run (exit %d; --allow-missing-modes accepts that)\n" % (
             ", ".join("mode " + p.mode for p in missing_modes), ENVIRONMENT))
         return ENVIRONMENT
     if args.fail_on_nondeterminism and interpret.varied_under(results, args.fail_on_nondeterminism):

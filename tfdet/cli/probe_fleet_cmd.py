@@ -3,10 +3,10 @@ one results file per machine in a directory, a table of what each found."""
 
 import datetime
 import glob
-import importlib.util
 import os
 
-from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
+from . import arguments
+from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, OK, USAGE, WRITE_FAILED, CommandError
 from .tables import FIXED, KEY, Column, print_table
 
 DEFAULT_DIR = "tfdet-fleet-%Y%m%d-%H%M%S"
@@ -22,8 +22,7 @@ def check(args):
     if args.jobs is not None and args.executor != "dask":
         raise CommandError("--jobs needs --executor dask (the probe on this machine runs its own processes: "
                            "see --processes)", USAGE)
-    if args.executor == "dask" and importlib.util.find_spec("distributed") is None:
-        raise CommandError("--executor dask needs dask.distributed: pip install 'tfdet[dask]'", ENVIRONMENT)
+    arguments.check_executor(args)
     if args.executor == "dask" and args.resume and args.overwrite:
         raise CommandError("--resume and --overwrite exclude each other", USAGE)
 
@@ -44,16 +43,14 @@ def _directory(args):
 def run(args, out):
     from ..executor import ExecutorError, open_executor
     from ..probe.fleet import FleetError, probe_flags, run_fleet
+    from .progress import Display
 
     directory = _directory(args)
     flags = probe_flags({name: getattr(args, name, None) for name in (
         "modes", "ops", "repeats", "processes", "max_repeats", "size", "rounds", "python", "timeout",
         "execution", "threads", "onednn", "seed")})
 
-    def message(text):
-        if not args.quiet:
-            args.err.write("tfdet probe: %s\n" % text)
-            args.err.flush()
+    message = Display(args.err, "probe", quiet=args.quiet).message
 
     interrupted = False
     outcomes = []
@@ -81,10 +78,9 @@ def run(args, out):
         print_table(out, COLUMNS, rows)
     paths = [o.path for o in outcomes if o.state != "failed"]
     if args.report and paths:
-        from .. import catalog
         from . import report_cmd
 
-        report = report_cmd.render(paths, args.report, _catalogue(catalog))
+        report = report_cmd.render(paths, args.report, arguments.load_catalogue_or_exit(), out)
         if not args.quiet:
             out.write(report_cmd.describe(report, args.report) + "\n")
     failed = [o for o in outcomes if o.state == "failed"]
@@ -99,13 +95,6 @@ def run(args, out):
     if varied:
         return FINDING
     return OK
-
-
-def _catalogue(catalog):
-    try:
-        return catalog.default_catalogue()
-    except catalog.CatalogError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
 
 
 def _rows(outcomes, gate_mode):

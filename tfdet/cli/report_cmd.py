@@ -3,9 +3,8 @@
 import argparse
 import datetime
 import os
-import sys
 
-from .. import catalog
+from . import arguments
 from .exitcodes import FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
 
 HELP = ("an HTML report of probe results (what varies, what fixes it, what it costs), of a locate result, or of "
@@ -90,15 +89,8 @@ def add_parser(commands):
                              "to install show as columns too")
     parser.add_argument("--fail-on-disagreement", action="store_true",
                         help="exit 1 if a measurement disagrees with the catalogue (for CI gates)")
-    parser.add_argument("--quiet", action="store_true", help="print nothing on success")
+    arguments.add_quiet(parser, "print nothing on success")
     parser.set_defaults(run=run)
-
-
-def load_catalogue(path=None):
-    try:
-        return catalog.load_user_catalogue(path) if path else catalog.default_catalogue()
-    except catalog.CatalogError as exc:
-        raise CommandError(str(exc), INVALID_INPUT) from None
 
 
 # The manifest `tfdet matrix` writes next to its results files.
@@ -122,8 +114,8 @@ def matrix_inputs(paths, manifest=None):
     return files, manifest
 
 
-def render(paths, output, catalogue, title=None, matrix=False, manifest=None):
-    """Read results files, render the page and write it; returns the Report
+def render(paths, output, catalogue, out, title=None, matrix=False, manifest=None):
+    """Read results files, render the page and write it (to `out` when output is '-'); returns the Report
     (a MatrixPage with matrix=True; manifest: its optional JSON file).
 
     Shared with `tfdet probe --report`. Errors are CommandErrors with the
@@ -147,7 +139,7 @@ def render(paths, output, catalogue, title=None, matrix=False, manifest=None):
     except ResultsError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
     if output == "-":
-        sys.stdout.write(page)
+        out.write(page)
         return report
     partial = output + ".partial"
     try:
@@ -194,8 +186,8 @@ def describe(report, output):
 def run(args, out):
     if args.manifest and not args.matrix:
         raise CommandError("--manifest needs --matrix", USAGE)
-    catalogue = load_catalogue(args.catalog)
-    report = render(args.results, args.output, catalogue, title=args.title, matrix=args.matrix,
+    catalogue = arguments.load_catalogue_or_exit(args.catalog)
+    report = render(args.results, args.output, catalogue, out, title=args.title, matrix=args.matrix,
                     manifest=args.manifest)
     if not args.quiet and args.output != "-":
         out.write(describe(report, args.output) + "\n")

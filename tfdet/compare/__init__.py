@@ -10,7 +10,6 @@ and each source's share of the variance.
 
 from .._lazy import facade
 
-_LAZY = {"CompareConfig": ".run", "CompareError": ".run", "run_compare": ".run", "compare": ".api",
-         "Progress": ".run"}
+_LAZY = {"CompareConfig": ".run", "CompareError": ".run", "run_compare": ".run", "compare": ".api"}
 __all__ = sorted(_LAZY)
 __getattr__ = facade(__name__, _LAZY, globals())

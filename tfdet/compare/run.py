@@ -12,6 +12,7 @@ from dataclasses import dataclass, field as dataclass_field
 from typing import Dict, List, Optional
 
 from .. import __version__
+from ..progress import SILENT, Finished, Message, Started
 from ..results.compare_records import KIND, SCHEMA_VERSION, CompareHeader, CompareTraining, Setup
 from ..results.errors import ResultsMismatch
 from . import plan as planning
@@ -94,29 +95,16 @@ def training_record(planned, result):
                            wall_seconds=result.get("wall_seconds"), **base)
 
 
-class Progress(object):
-    """One line per training and per look on stderr; nothing when quiet."""
-
-    def __init__(self, stream=None, quiet=False):
-        self.stream = stream or sys.stderr
-        self.quiet = quiet
-        self.started = time.monotonic()
-
-    def message(self, text):
-        if not self.quiet:
-            self.stream.write("tfdet compare: %s\n" % text)
-            self.stream.flush()
-
-    def finished(self, record, done, total):
-        what = "%s #%d: %s" % (record.arm, record.pair, "%.4f" % record.score if record.outcome == "ok"
-                               else "%s (%s)" % (record.outcome, record.error))
-        self.message("[%d/%d] %s (%.0f s)" % (done, total, what, time.monotonic() - self.started))
+def _finished(record):
+    """Every training's line stays (its score is part of the story of the comparison)."""
+    return Finished("%s #%d: %s" % (record.arm, record.pair, "%.4f" % record.score if record.outcome == "ok"
+                                    else "%s (%s)" % (record.outcome, record.error)), notable=True)
 
 
 class Run(object):
     def __init__(self, config, progress=None):
         self.config = config
-        self.progress = progress or Progress(quiet=True)
+        self.progress = progress or SILENT  # tfdet.progress events: a training is a unit
         self.records = []
 
     def _train(self, executor, writer, planned_list, mode_specs):
@@ -134,11 +122,12 @@ class Run(object):
             if spec.get("function") is not None:
                 spec["labels"] = self.config.labels
             jobs[key] = (run_training, (spec,), {"timeout": self.config.timeout})
-        for number, (key, result) in enumerate(executor.run(jobs), 1):
+        self.progress(Started(len(jobs), label="training"))
+        for key, result in executor.run(jobs):
             record = training_record(todo[key], result)
             writer.append([record])
             self.records.append(record)
-            self.progress.finished(record, number, len(jobs))
+            self.progress(_finished(record))
 
     def execute(self):
         """Run; (header, records, looks, summary)."""
@@ -167,8 +156,8 @@ class Run(object):
                 writer.continue_after_last_line()
                 if header.max_runs != existing.header.max_runs or header.share_runs != existing.header.share_runs:
                     writer.rewrite_first_line(header)
-                    self.progress.message("resuming %s: budget %d -> %d runs" % (
-                        config.out, existing.header.max_runs, header.max_runs))
+                    self.progress(Message("resuming %s: budget %d -> %d runs" % (
+                        config.out, existing.header.max_runs, header.max_runs)))
             else:
                 writer.write_header(header)
             sizes = stats.look_sizes(config.min_runs, config.max_runs, config.step)
@@ -177,7 +166,7 @@ class Run(object):
                 with executor:
                     self._sequential(executor, writer, header, sizes, looks, specs, result)
                     if config.share_runs:
-                        self.progress.message("variance shares: %d trainings per source" % config.share_runs)
+                        self.progress(Message("variance shares: %d trainings per source" % config.share_runs))
                         shares = [t for s in config.sources
                                   for t in planning.share_trainings(s, config.share_runs, config.space)]
                         self._train(executor, writer, shares, specs)
@@ -207,8 +196,8 @@ class Run(object):
                     writer.append([made])
                     looks.append(made)
                     current[arm] = made
-                    self.progress.message("look %d at %d pairs: P(A>%s) = %.3f [%.3f, %.3f] -> %s" % (
-                        number, made.pairs, arm, made.p.value, made.p.lower, made.p.upper, made.verdict))
+                    self.progress(Message("look %d at %d pairs: P(A>%s) = %.3f [%.3f, %.3f] -> %s" % (
+                        number, made.pairs, arm, made.p.value, made.p.lower, made.p.upper, made.verdict)))
             if len(current) == len(arms) and all(x.verdict in stats.DECIDED for x in current.values()):
                 pairs = min(x.pairs for x in current.values())
                 result["stopped"] = "decided at look %d of %d (%d pairs)" % (number, len(sizes), pairs)
@@ -216,5 +205,6 @@ class Run(object):
         result["stopped"] = "budget spent: %d pairs, %d looks, undecided" % (sizes[-1], len(sizes))
 
 
-def run_compare(config, progress=None):
+def run_compare(config, progress=SILENT):
+    """Run the comparison of `config`, telling `progress` (tfdet.progress events) how it goes."""
     return Run(config, progress).execute()

@@ -14,7 +14,7 @@ from .._lazy import facade
 _LAZY = {
     "CONDITIONS": ".plan", "DEFAULT_MODES": ".plan", "cell_name": ".plan", "WORKLOAD_NAMES": ".workloads",
     "DivergeConfig": ".run", "DivergeError": ".run", "DivergeInputError": ".run", "run_diverge": ".run",
-    "diverge": ".run", "Progress": ".progress", "context": ".contract", "Context": ".contract",
+    "diverge": ".run", "context": ".contract", "Context": ".contract",
 }
 __all__ = sorted(_LAZY)
 __getattr__ = facade(__name__, _LAZY, globals())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field as dataclass_field
 from typing import List, Optional
 
 from .. import __version__
+from ..progress import SILENT, Finished, Message, Started
 from ..results.diverge_records import KIND, SCHEMA_VERSION, DivergeHeader, SummaryRecord, TrainingRecord
 from ..results.errors import ResultsError, ResultsMismatch
 from . import plan as planning
@@ -181,7 +182,7 @@ def _show(value):
 
 
 class Run(object):
-    """One diverge run; `progress` gets start(total, done), finished(training, record), message(text)."""
+    """One diverge run; `progress` gets its events (tfdet.progress): a training is a unit."""
 
     def __init__(self, config, progress):
         self.config = config
@@ -220,12 +221,12 @@ class Run(object):
                 writer.continue_after_last_line()
                 if grew:  # the header says what the file plans: the grown sweep, from now on
                     writer.rewrite_first_line(header)
-                    self.progress.message("resuming %s and growing it: %s" % (config.out, "; ".join(grew)))
+                    self.progress(Message("resuming %s and growing it: %s" % (config.out, "; ".join(grew))))
             else:
                 writer.write_header(header)
             done = {r.key for r in records if r.outcome == "ok"}
             todo = [t for t in trainings if planning.training_key(t) not in done]
-            self.progress.start(len(todo), len(trainings) - len(todo), executor.describe())
+            self.progress(_started(len(todo), len(trainings) - len(todo), executor.describe()))
             by_key = {planning.training_key(t): t for t in todo}
             jobs = {key: (run_training, (training_spec(config, t, specs[t.mode]),), {"timeout": config.timeout})
                     for key, t in by_key.items()}
@@ -240,7 +241,7 @@ class Run(object):
                                                                                  result["weights"]))
                             writer.append([record])
                             records.append(record)
-                            self.progress.finished(training, record)
+                            self.progress(_finished(training, record))
             finally:
                 latest = {r.key: r for r in records}
                 complete = all(planning.training_key(t) in latest and latest[planning.training_key(t)].outcome == "ok"
@@ -251,7 +252,6 @@ class Run(object):
                     raise DivergeInputError("%s: cannot summarise: %s" % (config.out, exc)) from None
                 summary = SummaryRecord(record="summary", complete=complete, trainings=len(latest), cells=cells)
                 writer.append([summary])
-                self.progress.close()
             return header, records, summary
         finally:
             writer.close()
@@ -263,7 +263,22 @@ def _with_weights_file(record, name):
     return dataclasses.replace(record, weights_file=name)
 
 
-def run_diverge(config, progress):
+def _started(total, already_done, where):
+    note = " (%d already in the results file)" % already_done if already_done else ""
+    return Started(total, "%d training%s to run on %s%s" % (total, "" if total == 1 else "s", where, note),
+                   label="training", time_left=True)
+
+
+def _finished(training, record):
+    what = "%s lr=%g %s %s #%d: %s" % (training.workload, training.lr, training.condition, training.mode,
+                                       training.run, record.outcome)
+    if record.outcome != "ok":
+        what += " (%s)" % record.error
+    return Finished(what, notable=record.outcome != "ok")
+
+
+def run_diverge(config, progress=SILENT):
+    """Run the trainings of `config`, telling `progress` (tfdet.progress events) how it goes."""
     return Run(config, progress).execute()
 
 
@@ -291,13 +306,11 @@ def diverge(train, out, labels=None, runs=None, conditions=None, modes=None, job
     arrays (or []); labels: the true classes, for accuracy and per-class figures.
     `train` must be a top-level function of a .py file whose import does not train.
     """
-    from .progress import Progress
-
     reference = function_reference(train)
     config = DivergeConfig(
         workload="function:%s" % reference.rpartition(":")[2], out=out, lrs=[0.0],
         conditions=list(conditions) if conditions else None, modes=list(modes) if modes else None, runs=runs,
         jobs=jobs, executor=executor, scheduler=scheduler, timeout=timeout, resume=resume, overwrite=overwrite,
         function=reference, labels=None if labels is None else [int(x) for x in labels], epochs=0, batch_size=0)
-    _, _, summary = run_diverge(config, progress or Progress(quiet=True))
+    _, _, summary = run_diverge(config, progress or SILENT)
     return summary.cells

@@ -101,7 +101,7 @@ class DatasetUnavailable(RuntimeError):
 CIFAR_FILES = tuple("data_batch_%d" % i for i in range(1, 6)) + ("test_batch",)
 
 
-def cifar10_prefetch():
+def cifar10_prefetch(log=None):
     """Make sure CIFAR-10 can be read here: $TFDET_CIFAR10_DIR holds its batches, or
     Keras's cache has it (downloaded now when not); a clear error otherwise."""
     import contextlib
@@ -119,7 +119,8 @@ def cifar10_prefetch():
     import keras
 
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # Keras's download progress; stdout may be --json
+        # Keras prints its download progress: to `log` (the command's err stream), as stdout may be --json
+        with contextlib.redirect_stdout(log or sys.stderr):
             keras.datasets.cifar10.load_data()
     except Exception as exc:  # urllib, http, tarfile and Keras's own errors all mean: no data here
         raise DatasetUnavailable(

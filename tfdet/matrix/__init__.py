@@ -12,12 +12,11 @@ summary   per version, which cases varied in each mode (read from the results fi
 
 from .manifest import ManifestError, load as load_manifest
 from .plan import MANIFEST_NAME, MATRIX_MODES, PlanError, parse_modes, parse_versions, results_path
-from .progress import Progress
 from .run import MatrixConfig, MatrixExists, run_matrix
 from .summary import changes as summary_changes, rows as summary_rows
 from .venvs import venvs_dir
 from .versions import VERSIONS, env_name
 
 __all__ = ["MANIFEST_NAME", "MATRIX_MODES", "VERSIONS", "ManifestError", "MatrixConfig", "MatrixExists",
-           "PlanError", "Progress", "env_name", "load_manifest", "parse_modes", "parse_versions",
+           "PlanError", "env_name", "load_manifest", "parse_modes", "parse_versions",
            "results_path", "run_matrix", "summary_changes", "summary_rows", "venvs_dir"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .. import __version__
+from ..progress import SILENT, Finished, Started
 from . import manifest as manifests
 from . import plan as planning
 from .job import run_version
@@ -78,7 +79,13 @@ def summary_line(entry):
     return text + "; probed %s in %.0f s -> %s" % (",".join(entry["modes"]), probe["seconds"], probe["results"])
 
 
-def run_matrix(config, catalogue, progress):
+def _started(total, skipped, where):
+    note = " (%d already complete, kept)" % skipped if skipped else ""
+    return Started(total, "%d TF version%s to do on %s%s" % (total, "" if total == 1 else "s", where, note),
+                   label="TF versions")
+
+
+def run_matrix(config, catalogue, progress=SILENT):
     """Run every pending version; returns the manifest. Raises MatrixExists,
     manifests.ManifestError, ExecutorError, OSError (writing)."""
     from ..executor import JobError, open_executor
@@ -92,7 +99,7 @@ def run_matrix(config, catalogue, progress):
                            "--overwrite starts again" % (config.out_dir, ", ".join(p.version.tf for p in earlier)))
     todo = plans if config.create_only else planning.pending(plans)
     if not todo:  # everything is complete: the manifest (and its last run) stays as it is
-        progress.start(0, len(plans), "nothing")
+        progress(_started(0, len(plans), "nothing"))
         return data, plans
     os.makedirs(config.out_dir, exist_ok=True)
     if config.overwrite:
@@ -106,7 +113,7 @@ def run_matrix(config, catalogue, progress):
     by_tf = {plan.version.tf: plan for plan in todo}
     started = time.time()
     with open_executor(config.executor, config.jobs, config.scheduler) as executor:
-        progress.start(len(todo), len(plans) - len(todo), executor.describe())
+        progress(_started(len(todo), len(plans) - len(todo), executor.describe()))
         for tf, outcome in executor.run(jobs):
             plan = by_tf[tf]
             if isinstance(outcome, JobError):
@@ -115,7 +122,7 @@ def run_matrix(config, catalogue, progress):
             entry = _entry(plan, outcome, config)
             data = manifests.update(data, tf, entry)
             manifests.save(data, manifest_path)
-            progress.finished(tf, summary_line(entry))
+            progress(Finished("TF %s: %s" % (tf, summary_line(entry)), notable=True))
     data = dict(data, last_run={"seconds": round(time.time() - started, 1), "versions": sorted(by_tf, key=version_key),
                                 "executor": config.executor, "jobs": config.jobs, "finished": _now()})
     manifests.save(data, manifest_path)

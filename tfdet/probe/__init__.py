@@ -13,7 +13,6 @@ _LAZY = {
     "run_probe": ".runner",
     "catalogue_digest": ".runner",
     "patch_available": ".runner",
-    "Progress": ".progress",
     "resolve_ops": ".plan",
     "fixture_ids": ".plan",
 }

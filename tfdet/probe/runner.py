@@ -11,6 +11,7 @@ import time
 
 from .. import __version__
 from ..catalog import expected_to_vary
+from ..progress import SILENT, Finished, Message, Started, Working
 from ..results import interpret, stats
 from ..results.probe_file import ProbeResultsWriter, read_probe
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
@@ -163,7 +164,7 @@ class Probe(object):
                 continue
             self.workers.setdefault(mode, []).append(worker)
         for mode, reason in failed.items():
-            self.progress.message("mode %s dropped: %s" % (mode, reason))
+            self.progress(Message("mode %s dropped: %s" % (mode, reason)))
             for worker in self.workers.pop(mode, []):
                 worker.kill()
             self.active_modes.remove(mode)
@@ -226,7 +227,7 @@ class Probe(object):
         for mode in self.active_modes:
             results[mode] = []
             for index in range(self.config.processes):
-                self.progress.step(planned, mode)
+                self.progress(Working(_doing(planned, mode)))
                 tag = "%s-%d" % (mode, index)
                 command = self._command(planned, "variance", repeats=self.config.repeats, scratch=self.scratch,
                                         tag=tag)
@@ -281,7 +282,7 @@ class Probe(object):
         while runs < config.max_repeats and measure.distinct_results(results) <= 1 and time.monotonic() < deadline:
             index = pool[batch % len(pool)]
             batch += 1
-            self.progress.step(planned, mode, runs=runs, budget=config.max_repeats)
+            self.progress(Working(_doing(planned, mode) + " (more runs: %d of up to %d)" % (runs, config.max_repeats)))
             command = self._command(planned, "variance", repeats=min(config.repeats, config.max_repeats - runs),
                                     scratch=self.scratch, tag="%s-%d-more%d" % (mode, index, batch))
             answer = self._ask(mode, index, command)
@@ -354,11 +355,11 @@ class Probe(object):
             raise ProbeError("none of the modes can run: %s" % "; ".join("%s: %s" % kv for kv in unavailable.items()))
         self.mode_failures.update(failures)
         for mode, reason in failures.items():
-            self.progress.message("mode %s cannot run: %s" % (mode, reason))
+            self.progress(Message("mode %s cannot run: %s" % (mode, reason)))
         for mode, reason in not_applicable.items():
-            self.progress.message("mode %s not applicable: %s" % (mode, reason))
-        self.progress.message("starting %d TensorFlow %s processes (%s x %d)" % (
-            len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes))
+            self.progress(Message("mode %s not applicable: %s" % (mode, reason)))
+        self.progress(Message("starting %d TensorFlow %s processes (%s x %d)" % (
+            len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes)))
         scratch.remove_stale()  # left by runs that were killed (SIGKILL gives no chance to clean up)
         self.scratch = scratch.create()
         environments = self._start(self.setups)
@@ -397,11 +398,12 @@ class Probe(object):
             writer.start(header)
             writer.write_cases([measure.skipped_record(s.case_id, s.reason) for s in skipped])
             todo = [p for p in planned if any((p.case_id, p.pass_name, m) not in writer.done for m in self.active_modes)]
-            self.progress.start(len(todo), len(planned) - len(todo))
+            self.progress(_started(len(todo), len(planned) - len(todo)))
             for planned_case in todo:
                 records = self.run_case(planned_case)
                 writer.write_cases(records)
-                self.progress.finished(planned_case, records)
+                self.progress(Finished(_doing(planned_case, ", ".join("%s %s" % (r.mode, r.outcome) for r in records)),
+                                       notable=any(r.outcome != "deterministic" for r in records)))
             writer.write_end(self._end_record(writer))
         finally:
             writer.close()
@@ -417,8 +419,18 @@ class Probe(object):
                          finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
 
 
-def run_probe(config, progress):
-    """Run a probe; returns its header. Workers are stopped however it ends."""
+def _doing(planned, what):
+    return "%s %s: %s" % (planned.case_id, planned.pass_name, what)
+
+
+def _started(total, already_done):
+    note = " (%d already in the results file)" % already_done if already_done else ""
+    return Started(total, "%d case%s to run%s" % (total, "" if total == 1 else "s", note), label="starting")
+
+
+def run_probe(config, progress=SILENT):
+    """Run a probe, telling `progress` (tfdet.progress events) how it goes; returns
+    its header. Workers are stopped however it ends."""
     probe = Probe(config, progress)
     try:
         return probe.run()

@@ -42,7 +42,9 @@ class ProbeResults(object):
         """A pandas DataFrame, one row per case record (skipped cases included,
         with no pass and no mode), with the run's TF version, device and file
         name on every row. Column names are the file's field names."""
-        import pandas as pd
+        from .optional import optional
+
+        pd = optional("pandas", "ProbeResults.to_frame()", "pandas")  # an extra: nothing else needs pandas
 
         columns = [name for name in _case_columns()]
         frame = pd.DataFrame.from_records([r.to_json() for r in self.cases], columns=columns)
