@@ -161,3 +161,29 @@ def test_capture_stops_when_the_trace_reaches_max_bytes(tmp_path):
     assert run.stopped_by == "max-bytes"
     full = captured(tmp_path, lambda: program(steps=6))
     assert 0 < len(run.executions) < len(full.executions)
+
+
+def test_a_tf_function_s_fingerprints_go_to_the_host_once_per_call_not_once_per_op(tmp_path):
+    """Issue 30: a numpy_function per op output cost a small Keras step 2-2.6x; the
+    fingerprints now wait on a queue in the graph and come to the host when the call returns."""
+    holder = {}
+
+    def traced_program():
+        holder["table"] = program(steps=3)
+
+    run = captured(tmp_path, traced_program)
+    graph = [e for e in run.executions if e.key[0] == "g"]
+    assert {e.step for e in graph} == {1, 2, 3} and len(graph) == 3 * len({e.key[1:4] for e in graph})
+    recorder = capture.Recorder(str(tmp_path / "again.jsonl"))
+    capture.install(recorder)
+    try:
+        weights = tf.Variable(tf.ones([2, 2]))
+        step = tf.function(lambda x: weights.assign_sub(tf.matmul(x, weights)))
+        concrete = step.get_concrete_function(tf.TensorSpec([2, 2]))
+    finally:
+        capture.uninstall(recorder)
+        recorder.close("finished")
+    op_types = [op.type for op in concrete.graph.get_operations()]
+    assert "EagerPyFunc" not in op_types and "PyFunc" not in op_types
+    assert "QueueEnqueueV2" in op_types
+

@@ -6,10 +6,13 @@ fingerprint per output instead of dumping tensors, so two runs can be
 compared op by op for about the cost of reading each output once:
 
 - an op executed eagerly is fingerprinted on the host right after it runs;
-- an op created inside a tf.function gets a fingerprint op and a tiny
-  py_function next to it in the graph. tf.function's automatic control
-  dependencies run every stateful op, so the data flow of the user's graph is
-  left untouched;
+- an op created inside a tf.function gets a fingerprint op next to it in the
+  graph, whose 8 bytes are put on a queue (a FIFOQueue made outside the
+  function) with the op's number; when the function call returns, the queue is
+  emptied to the host in one transfer. tf.function's automatic control
+  dependencies run every stateful op (the enqueues too), so the data flow of
+  the user's graph is left untouched. A TF1 graph run by a Session, which no
+  function call drains, keeps a tiny numpy_function per output instead;
 - an op that changes a variable and has no output (AssignSubVariableOp,
   ResourceScatterAdd, ...) is followed by a read of the variable, whose
   fingerprint stands for the op's effect (slot -1).
@@ -139,22 +142,21 @@ def graph_fingerprint(tensor, method="fingerprint"):
     """
     import tensorflow as tf
 
+    if method != "checksum":
+        # the bytes only (tf.fingerprint hashes a number's bytes as they are: no bitcast needed);
+        # the shape is the same in two runs of one program (the alignment says when not)
+        return tf.fingerprint(tf.reshape(tensor, [1, -1]))
     dtype = tensor.dtype
     if dtype == tf.bool:
         tensor, dtype = tf.cast(tensor, tf.uint8), tf.uint8
-    if method == "checksum":
-        if dtype.is_floating or dtype.is_complex:
-            width = {2: tf.int16, 4: tf.int32, 8: tf.int64, 16: tf.int64}[dtype.size]
-            tensor = tf.bitcast(tensor, width)
-        if dtype == tf.string:
-            tensor = tf.strings.to_hash_bucket_fast(tensor, 2 ** 62)
-        flat = tf.reshape(tf.cast(tensor, tf.int64), [-1])
-        weights = tf.range(1, tf.size(flat, out_type=tf.int64) * 2 + 1, 2, dtype=tf.int64)
-        return tf.stack([tf.reduce_sum(flat), tf.reduce_sum(flat * weights), tf.size(flat, out_type=tf.int64)])
-    if dtype != tf.string and dtype != tf.uint8:
-        tensor = tf.bitcast(tensor, tf.uint8)
-    # the bytes only: the shape is the same in two runs of one program (the alignment says when not)
-    return tf.fingerprint(tf.reshape(tensor, [1, -1]))
+    if dtype.is_floating or dtype.is_complex:
+        width = {2: tf.int16, 4: tf.int32, 8: tf.int64, 16: tf.int64}[dtype.size]
+        tensor = tf.bitcast(tensor, width)
+    if dtype == tf.string:
+        tensor = tf.strings.to_hash_bucket_fast(tensor, 2 ** 62)
+    flat = tf.reshape(tf.cast(tensor, tf.int64), [-1])
+    weights = tf.range(1, tf.size(flat, out_type=tf.int64) * 2 + 1, 2, dtype=tf.int64)
+    return tf.stack([tf.reduce_sum(flat), tf.reduce_sum(flat * weights), tf.size(flat, out_type=tf.int64)])
 
 
 def _variable_dtype(attrs):
@@ -201,6 +203,8 @@ class Recorder:
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
         self._op_records = {}  # (graph, op name) -> its "op" record: a repeat's trace repeats them (graphs are reused)
         self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
+        self._queue = None  # the FIFOQueue graph fingerprints go to: (ref number, bytes), drained per call
+        self._queued_refs = []  # ref number -> graph ref (graph, op name, slot)
         self.repeat = -1
         self._file = None
         self._begin(path)
@@ -228,6 +232,7 @@ class Recorder:
         """End this call's trace (as close does) and begin the next call's in `path`: a
         repeat in the same process is compared as a run of its own."""
         self.close(status, detail, seconds)
+        self._drain(keep=False)
         self._pending.clear()  # a stray fingerprint from a thread of the last call belongs to no call
         self._begin(path)
 
@@ -274,6 +279,7 @@ class Recorder:
         return self.stopped_by is None
 
     def close(self, status, detail="", seconds=None):
+        self._drain()
         with self._lock:
             if self._file is None:
                 return
@@ -316,6 +322,8 @@ class Recorder:
             return
         index = self._eager_index
         self._eager_index += 1
+        if _is_function_call(op_type):
+            self._drain()  # the call's graph fingerprints come before its own record, as they ran before it
         refs = []
         for tensor in inputs or ():
             ref = self._produced.get(id(tensor))
@@ -398,6 +406,9 @@ class Recorder:
     def _emit(self, value, ref, full=False):
         import tensorflow as tf
 
+        if not full and tf.compat.v1.executing_eagerly_outside_functions():
+            self._enqueue(value, ref)
+            return
         pending = self._pending
 
         def record(array):  # runs inside the graph, on TF's threads: keep it short
@@ -412,6 +423,39 @@ class Recorder:
 
         # numpy_function, not py_function: the fingerprint arrives as a numpy array, no EagerTensor made
         tf.numpy_function(record, [value], Tout=tf.int32, stateful=True, name="tfdet_locate")
+
+    def _enqueue(self, fingerprint, ref):
+        """Put (ref number, fingerprint bytes) on the recorder's queue, in the graph being traced."""
+        import tensorflow as tf
+
+        # fingerprint: uint8 [1, 8]; checksum: int64 [3], as its bytes [3, 8]
+        data = fingerprint if fingerprint.dtype == tf.uint8 else tf.bitcast(fingerprint, tf.uint8)
+        if self._queue is None:
+            self._own.active = True  # the queue's creation is not the program's op
+            try:
+                with tf.init_scope(), tf.device("/cpu:0"):  # made eagerly, outside every function; no size limit
+                    self._queue = tf.queue.FIFOQueue(-1, [tf.int64, tf.uint8], shapes=[[], data.shape],
+                                                     name="tfdet_locate_fingerprints")
+            finally:
+                self._own.active = False
+        self._queued_refs.append(ref)
+        self._queue.enqueue([tf.constant(len(self._queued_refs) - 1, tf.int64), data], name="tfdet_locate")
+
+    def _drain(self, keep=True):
+        """Move what the graphs put on the queue to the records pending (one transfer to the host)."""
+        if self._queue is None:
+            return
+        self._own.active = True  # the queue's own eager ops are not the program's
+        try:
+            waiting = int(self._queue.size())
+            if not waiting:
+                return
+            numbers, fingerprints = self._queue.dequeue_many(waiting)
+        finally:
+            self._own.active = False
+        if keep and self.capturing:
+            refs = self._queued_refs
+            self._pending.extend((refs[n], f.tobytes()) for n, f in zip(numbers.numpy(), fingerprints.numpy()))
 
 
 def _is_dataset_function(graph):
