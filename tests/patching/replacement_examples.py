@@ -2,9 +2,10 @@
 (benchmarks/bench_replacements.py) times against the stock op at full size, and
 what test_registry_completeness.py runs small against the stock op. FAMILIES
 names, for every replacement in tfdet.patching.registry, its proofs elsewhere:
-the prefix of its cases in patch_cases.CASES (and test_replacements.GRAPH_CASES)
-and its property strategy in parity_strategies.py; the completeness test holds
-every registry name to all of them.
+the prefix of its cases in patch_cases.CASES, the cases whose graphs are walked
+(GRAPH_CASES, for test_replacements.py) and its property strategy in
+parity_strategies.py; the completeness test holds every registry name to all
+of them.
 
 Here, beside patch_cases.py, because both can import it: tests/patching is on
 the tests' path, and the benchmark, run as a script, puts it on its own.
@@ -17,28 +18,41 @@ import tensorflow as tf
 
 from tfdet.patching import replacements as R
 
-Family = collections.namedtuple("Family", "cases strategy")
-Family.__doc__ = """cases: the family name patch_cases.CASES and GRAPH_CASES use ("family/variant");
-strategy: the name of its hypothesis strategy in parity_strategies.py."""
+Family = collections.namedtuple("Family", "cases strategy graph")
+Family.__doc__ = """cases: the family name patch_cases.CASES uses ("family/variant"); strategy: the
+name of its hypothesis strategy in parity_strategies.py; graph: the patch_cases.CASES whose forward
+and gradient graphs test_replacements walks for nondeterministic ops (GRAPH_CASES)."""
 
 # registry name -> its family
 FAMILIES = {
-    "segment_sum": Family("segment_sum", "sorted_segment_problems"),
-    "unsorted_segment_sum": Family("unsorted_segment_sum", "unsorted_segment_problems"),
-    "indexed_slices_to_dense": Family("indexed_slices_to_dense", "gather_problems"),
-    "unsorted_segment_mean": Family("unsorted_segment_mean", "unsorted_segment_problems"),
-    "unsorted_segment_sqrt_n": Family("unsorted_segment_sqrt_n", "unsorted_segment_problems"),
-    "unsorted_segment_prod": Family("unsorted_segment_prod", "unsorted_segment_problems"),
-    "bias_add": Family("bias_add", "bias_add_problems"),
-    "bincount": Family("bincount", "bincount_problems"),
-    "sparse_dense_matmul": Family("sparse_dense_matmul", "sparse_dense_matmul_problems"),
-    "scatter_nd": Family("scatter_nd", "scatter_nd_problems"),
-    "softmax_cross_entropy": Family("softmax_cross_entropy_with_logits", "softmax_xent_problems"),
-    "sparse_softmax_cross_entropy": Family("sparse_softmax_cross_entropy_with_logits", "sparse_softmax_xent_problems"),
-    "adjust_contrast": Family("adjust_contrast", "adjust_contrast_problems"),
-    "resize_nearest_neighbor_grad": Family("resize_nearest_neighbor", "resize_nearest_problems"),
-    "crop_and_resize_grad": Family("crop_and_resize", "crop_and_resize_problems"),
+    "segment_sum": Family("segment_sum", "sorted_segment_problems", ("segment_sum/basic",)),
+    "unsorted_segment_sum": Family("unsorted_segment_sum", "unsorted_segment_problems",
+                                   ("unsorted_segment_sum/basic", "unsorted_segment_sum/ids2d")),
+    "indexed_slices_to_dense": Family("indexed_slices_to_dense", "gather_problems", ("indexed_slices_to_dense",)),
+    "unsorted_segment_mean": Family("unsorted_segment_mean", "unsorted_segment_problems",
+                                    ("unsorted_segment_mean/basic",)),
+    "unsorted_segment_sqrt_n": Family("unsorted_segment_sqrt_n", "unsorted_segment_problems",
+                                      ("unsorted_segment_sqrt_n/basic",)),
+    "unsorted_segment_prod": Family("unsorted_segment_prod", "unsorted_segment_problems",
+                                    ("unsorted_segment_prod/zeros",)),
+    "bias_add": Family("bias_add", "bias_add_problems", ("bias_add/NHWC", "bias_add/NCHW")),
+    "bincount": Family("bincount", "bincount_problems", ("bincount/weights", "bincount/counts", "bincount/axis")),
+    "sparse_dense_matmul": Family("sparse_dense_matmul", "sparse_dense_matmul_problems",
+                                  ("sparse_dense_matmul/adj00", "sparse_dense_matmul/adj11")),
+    "scatter_nd": Family("scatter_nd", "scatter_nd_problems", ("scatter_nd",)),
+    "softmax_cross_entropy": Family("softmax_cross_entropy_with_logits", "softmax_xent_problems",
+                                    ("softmax_cross_entropy_with_logits/axis0",)),
+    "sparse_softmax_cross_entropy": Family("sparse_softmax_cross_entropy_with_logits", "sparse_softmax_xent_problems",
+                                           ("sparse_softmax_cross_entropy_with_logits/rank3",)),
+    "adjust_contrast": Family("adjust_contrast", "adjust_contrast_problems", ("adjust_contrast",)),
+    "resize_nearest_neighbor_grad": Family("resize_nearest_neighbor", "resize_nearest_problems",
+                                           ("resize_nearest_neighbor/11x13-ac1-hp0",)),
+    "crop_and_resize_grad": Family("crop_and_resize", "crop_and_resize_problems",
+                                   ("crop_and_resize/bilinear-4x5", "crop_and_resize/nearest-1x3")),
 }
+# The drop-ins no catalogue range installs (registry.DROP_INS), walked as well.
+DROP_IN_GRAPH_CASES = ("unsorted_segment_max/basic", "unsorted_segment_min/basic", "tensor_scatter_nd_add")
+GRAPH_CASES = [case for family in FAMILIES.values() for case in family.graph] + list(DROP_IN_GRAPH_CASES)
 
 Example = collections.namedtuple("Example", "patch label args stock replacement diff")
 Example.__doc__ = """patch: the registry name; label: what the benchmark's table calls it (its first

@@ -1,5 +1,5 @@
 """Keyed by the replacement registry: every replacement has its parity cases (static_parity.CASES
-and patch_cases.CASES), a graph-walk case (test_replacements.GRAPH_CASES), a property strategy that a
+and patch_cases.CASES), a graph-walk case (GRAPH_CASES, which test_replacements.py walks), a property strategy that a
 test draws from (parity_strategies.py) and a benchmark (replacement_examples.py, which
 benchmarks/bench_replacements.py times). A replacement added without one of them fails here, by name.
 The benchmark's inputs are also run small against the stock op: what is timed computes what stock does."""
@@ -19,7 +19,6 @@ import parity_strategies as S
 import patch_cases as C
 import replacement_examples as E
 import static_parity as P
-from test_replacements import GRAPH_CASES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = sorted(registry.names())
@@ -50,9 +49,10 @@ def test_every_replacement_has_parity_cases(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_replacement_has_a_graph_walk_case(name):
-    family = E.FAMILIES[name].cases
-    assert _family_members(GRAPH_CASES, family), "%s: no graph-walk case (test_replacements.GRAPH_CASES)" % name
-    assert set(_family_members(GRAPH_CASES, family)) <= set(C.CASES)
+    graph = E.FAMILIES[name].graph
+    assert graph, "%s: no graph-walk case (replacement_examples.FAMILIES[...].graph)" % name
+    assert set(graph) <= set(_family_members(C.CASES, E.FAMILIES[name].cases)), "%s: graph cases of another family" % name
+    assert set(graph) <= set(E.GRAPH_CASES)
 
 
 @pytest.mark.parametrize("name", NAMES)
