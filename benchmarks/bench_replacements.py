@@ -50,14 +50,17 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests", "patching"))  # the replacements' example inputs
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
 from tfdet.patching import kernels, primitive  # noqa: E402
-from tfdet.patching import replacements as R  # noqa: E402
+
+import replacement_examples  # noqa: E402
 
 
 def _fwd_grad(fn, diff):
@@ -76,114 +79,9 @@ def _fwd_grad(fn, diff):
 
 
 def benchmarks(size, rng):
-    """(name, args, stock fn, replacement fn, positions to differentiate or None)."""
-    n = int(size)
-    segs = max(n // 100, 1)
-    out = []
-
-    data = rng.standard_normal(n).astype(np.float32)
-    ids = rng.integers(0, segs, n).astype(np.int32)
-    out.append(("unsorted_segment_sum %d->%d" % (n, segs), (data, ids),
-                lambda x, i: tf.math.unsorted_segment_sum(x, i, segs),
-                lambda x, i: R.unsorted_segment_sum(x, i, segs), (0,)))
-    rows = max(n // 64, 1)
-    data64 = rng.standard_normal((rows, 64)).astype(np.float32)
-    ids64 = rng.integers(0, max(rows // 100, 1), rows).astype(np.int32)
-    out.append(("unsorted_segment_sum [%d,64]->%d" % (rows, max(rows // 100, 1)), (data64, ids64),
-                lambda x, i: tf.math.unsorted_segment_sum(x, i, max(rows // 100, 1)),
-                lambda x, i: R.unsorted_segment_sum(x, i, max(rows // 100, 1)), (0,)))
-    sids = np.sort(ids)
-    out.append(("segment_sum sorted %d->%d" % (n, segs), (data, sids),
-                lambda x, i: tf.math.segment_sum(x, i), lambda x, i: R.segment_sum(x, i), (0,)))
-    small = max(n // 4, 1)
-    pdata = (1 + 1e-3 * rng.standard_normal(small)).astype(np.float32)
-    pids = rng.integers(0, max(small // 100, 1), small).astype(np.int32)
-    out.append(("unsorted_segment_prod %d" % small, (pdata, pids),
-                lambda x, i: tf.math.unsorted_segment_prod(x, i, max(small // 100, 1)),
-                lambda x, i: R.unsorted_segment_prod(x, i, max(small // 100, 1)), (0,)))
-    out.append(("unsorted_segment_mean %d" % small, (pdata, pids),
-                lambda x, i: tf.math.unsorted_segment_mean(x, i, max(small // 100, 1)),
-                lambda x, i: R.unsorted_segment_mean(x, i, max(small // 100, 1)), (0,)))
-
-    # Gather backprop: a [V, 64] table, V ids; the gradient (IndexedSlices) made dense.
-    vocab = max(n // 10, 1)
-    table = rng.standard_normal((vocab, 64)).astype(np.float32)
-    gids = rng.integers(0, vocab, vocab).astype(np.int32)
-    upstream = rng.standard_normal((vocab, 64)).astype(np.float32)
-
-    def gather_backprop(densify):
-        def run(t, i, dy):
-            with tf.GradientTape() as tape:
-                tape.watch(t)
-                y = tf.gather(t, i)
-            g = tape.gradient(y, t, output_gradients=dy)
-            return densify(g)
-
-        return run
-
-    out.append(("gather backprop [%d,64], %d ids" % (vocab, vocab), (table, gids, upstream),
-                gather_backprop(tf.convert_to_tensor), gather_backprop(R.indexed_slices_to_dense), None))
-
-    # bias_add: the bias gradient is the reduction.
-    batch = max(n // (32 * 32 * 64), 1)
-    value = rng.standard_normal((batch, 32, 32, 64)).astype(np.float32)
-    bias = rng.standard_normal(64).astype(np.float32)
-    out.append(("bias_add [%d,32,32,64]" % batch, (value, bias), tf.nn.bias_add, R.bias_add, (0, 1)))
-
-    # bincount with weights.
-    warr = rng.integers(0, segs, n).astype(np.int32)
-    out.append(("bincount weighted %d->%d" % (n, segs), (warr, data),
-                lambda a, w: tf.math.bincount(a, weights=w, minlength=segs),
-                lambda a, w: R.bincount(a, weights=w, minlength=segs), None))
-
-    # sparse x dense.
-    nnz = max(n // 10, 1)
-    dim = max(n // 100, 2)
-    sp_idx = np.stack([rng.integers(0, dim, nnz), rng.integers(0, dim, nnz)], 1).astype(np.int64)
-    sp_val = rng.standard_normal(nnz).astype(np.float32)
-    dense = rng.standard_normal((dim, 64)).astype(np.float32)
-    out.append(("sparse_dense_matmul nnz=%d [%d,64]" % (nnz, dim), (sp_val, dense),
-                lambda v, b: tf.sparse.sparse_dense_matmul(tf.SparseTensor(sp_idx, v, [dim, dim]), b),
-                lambda v, b: R.sparse_dense_matmul(tf.SparseTensor(sp_idx, v, [dim, dim]), b), (0, 1)))
-
-    # Nearest-neighbour upsampling x2 (Keras UpSampling2D) and its gradient.
-    nb = max(n // (64 * 64 * 32), 1)
-    images = rng.standard_normal((nb, 64, 64, 32)).astype(np.float32)
-    out.append(("resize_nearest x2 [%d,64,64,32]" % nb, (images,),
-                lambda x: tf.compat.v1.image.resize_nearest_neighbor(x, [128, 128], half_pixel_centers=True),
-                lambda x: R.resize_nearest_neighbor(x, [128, 128], half_pixel_centers=True), (0,)))
-
-    # crop_and_resize: 256 boxes of 32x32 from [32, 256, 256, 3] images (at the default size).
-    nimg = max(int(32 * size / 1e6), 1)
-    crop_img = rng.standard_normal((nimg, 256, 256, 3)).astype(np.float32)
-    y1x1 = rng.uniform(0, 0.7, (256, 2))
-    boxes = np.concatenate([y1x1, y1x1 + rng.uniform(0.05, 0.3, (256, 2))], 1).astype(np.float32)
-    box_ind = rng.integers(0, nimg, 256).astype(np.int32)
-    out.append(("crop_and_resize 256x32x32 of [%d,256,256,3]" % nimg, (crop_img, boxes),
-                lambda im, b: tf.image.crop_and_resize(im, b, box_ind, [32, 32]),
-                lambda im, b: R.crop_and_resize(im, b, box_ind, [32, 32]), (0, 1)))
-
-    # scatter_nd with duplicate indices.
-    sidx = rng.integers(0, segs, (n // 64, 1)).astype(np.int32)
-    supd = rng.standard_normal((n // 64, 64)).astype(np.float32)
-    out.append(("scatter_nd %d rows of 64 -> %d" % (n // 64, segs), (supd,),
-                lambda u: tf.scatter_nd(sidx, u, [segs, 64]), lambda u: R.scatter_nd(sidx, u, [segs, 64]), (0,)))
-    # Composites with no segment reduction (auto and order-fixed are the same graph).
-    batch = max(n // 250, 1)
-    logits = rng.standard_normal((batch, 1000)).astype(np.float32)
-    labels = rng.integers(0, 1000, batch).astype(np.int32)
-    soft = np.exp(rng.standard_normal((batch, 1000))).astype(np.float32)
-    soft /= soft.sum(1, keepdims=True)
-    out.append(("softmax_cross_entropy [%d,1000]" % batch, (soft, logits),
-                lambda y, x: tf.nn.softmax_cross_entropy_with_logits(y, x),
-                lambda y, x: R.softmax_cross_entropy_with_logits(y, x), (1,)))
-    out.append(("sparse_softmax_cross_entropy [%d,1000]" % batch, (logits,),
-                lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels, x),
-                lambda x: R.sparse_softmax_cross_entropy_with_logits(labels, x), (0,)))
-    imgs = rng.uniform(0, 1, (nimg, 256, 256, 3)).astype(np.float32)
-    out.append(("adjust_contrast [%d,256,256,3]" % nimg, (imgs,),
-                lambda x: tf.image.adjust_contrast(x, 1.5), lambda x: R.adjust_contrast(x, 1.5), None))
-    return out
+    """(name, args, stock fn, replacement fn, positions to differentiate or None): every
+    replacement's example inputs (tests/patching/replacement_examples.py) at `size`."""
+    return [(e.label, e.args, e.stock, e.replacement, e.diff) for e in replacement_examples.examples(size, rng)]
 
 
 def _time(fn, args):

@@ -24,6 +24,7 @@ from tfdet.tfinfo import op_determinism_enabled
 
 
 import patch_cases as C  # noqa: E402
+from replacement_examples import GRAPH_CASES  # noqa: E402  (each family lists the cases walked)
 TF_VERSION = "%d.%d" % C.tf_version()
 
 
@@ -302,15 +303,6 @@ def _graph_op_types(name):
     return C.op_types(graph_def), C.loop_parallel_iterations(graph_def)
 
 
-GRAPH_CASES = [
-    "unsorted_segment_sum/basic", "unsorted_segment_sum/ids2d", "segment_sum/basic", "unsorted_segment_mean/basic",
-    "unsorted_segment_sqrt_n/basic", "unsorted_segment_prod/zeros", "unsorted_segment_max/basic",
-    "unsorted_segment_min/basic", "indexed_slices_to_dense", "bias_add/NHWC", "bias_add/NCHW", "bincount/weights",
-    "bincount/counts", "bincount/axis", "sparse_dense_matmul/adj00", "sparse_dense_matmul/adj11",
-    "resize_nearest_neighbor/11x13-ac1-hp0", "crop_and_resize/bilinear-4x5", "crop_and_resize/nearest-1x3",
-    "scatter_nd", "tensor_scatter_nd_add", "softmax_cross_entropy_with_logits/axis0",
-    "sparse_softmax_cross_entropy_with_logits/rank3", "adjust_contrast",
-]
 
 
 @pytest.mark.parametrize("version", sorted({TF_VERSION, "2.4", "2.6"}))

@@ -23,11 +23,12 @@ keras = pytest.importorskip("keras")
 import tfdet.catalog  # noqa: E402
 from tfdet.results.scan_records import SEVERITY  # noqa: E402
 from tfdet.scanning import judge, load_model, trace_model  # noqa: E402
-from tfdet.scanning.conditions import XLA_ENTRIES  # noqa: E402
+from tfdet.scanning.conditions import CatalogueChecks  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LAYERS = os.path.join(HERE, "scan_op_layers.py")
+XLA_ENTRIES = CatalogueChecks(tfdet.catalog.default_catalogue()).xla  # the catalogue's requires: [xla]
 
 FORMATS = ("keras", "h5", "savedmodel")
 PAIRS = [(version, device) for version in ("2.6", "2.21") for device in ("gpu", "cpu")]

@@ -15,7 +15,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange, patch_row
+from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange, entry_keys, patch_row
 from .paths import shipped_catalogue_dir
 from .validate import check_catalogue, parse_document
 from .versions import parse_specifier
@@ -182,6 +182,4 @@ def _entry(raw, node, path):
     return Entry(
         id=raw["id"], title=raw["title"], description=raw["description"], apis=tuple(raw["apis"]),
         raw_ops=tuple(raw["raw_ops"]), direction=raw["direction"], root_cause=raw["root_cause"],
-        devices=devices, sources=tuple(raw["sources"]), gradient_wrt=tuple(raw.get("gradient_wrt", ())),
-        condition=raw.get("condition"), requires=tuple(raw.get("requires", ())),
-        fixed_by_seeding=bool(raw.get("fixed_by_seeding", False)), origin=Origin(path, _line(node)))
+        devices=devices, sources=tuple(raw["sources"]), origin=Origin(path, _line(node)), **entry_keys(raw))

@@ -20,6 +20,16 @@ STATUSES = (
 # Statuses under which an op can change from run to run as TensorFlow ships.
 VARYING_STATUSES = ("nondeterministic", "deterministic_with_switch", "raises_under_determinism")
 DEVICES = ("cpu", "gpu")
+# The probe's passes, and which of them an entry's direction is probed in unless
+# its probe_passes say otherwise (an input pipeline or a runtime setting is run forward).
+PASSES = ("forward", "gradient")
+PASSES_OF_DIRECTION = {
+    "forward": ("forward",),
+    "gradient": ("gradient",),
+    "forward_and_gradient": ("forward", "gradient"),
+    "input_pipeline": ("forward",),
+    "runtime": ("forward",),
+}
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,44 @@ class Switch:
 
 
 @dataclass(frozen=True)
+class ScanKeys:
+    """How `tfdet scan` judges an entry beyond matching its raw_ops in a graph (the
+    entry's `scan:` mapping). check: the graph check that can show one op does not
+    meet the entry's condition (tfdet.scanning.conditions.CHECKS); raw_ops_only:
+    the entry is about calling tf.raw_ops.X directly, so an op a public API made
+    does not count; keras: "layer" or "initializer", found on a Keras model's
+    objects by the class names its apis end in, since it leaves no op in a graph."""
+
+    check: Optional[str] = None
+    raw_ops_only: bool = False
+    keras: Optional[str] = None
+
+    @classmethod
+    def from_raw(cls, raw):
+        raw = raw or {}
+        return cls(check=raw.get("check"), raw_ops_only=bool(raw.get("raw_ops_only", False)), keras=raw.get("keras"))
+
+    def to_dict(self):
+        data = {}
+        if self.check:
+            data["check"] = self.check
+        if self.raw_ops_only:
+            data["raw_ops_only"] = True
+        if self.keras:
+            data["keras"] = self.keras
+        return data
+
+
+def entry_keys(raw):
+    """The Entry fields both catalogue loaders build the same way from an entry's
+    YAML mapping beyond its required keys (validate.parse_document, load._entry)."""
+    return dict(
+        gradient_wrt=tuple(raw.get("gradient_wrt", ())), condition=raw.get("condition"),
+        requires=tuple(raw.get("requires", ())), fixed_by_seeding=bool(raw.get("fixed_by_seeding", False)),
+        scan=ScanKeys.from_raw(raw.get("scan")), probe_passes=tuple(raw.get("probe_passes", ())))
+
+
+@dataclass(frozen=True)
 class Entry:
     """One known source of nondeterminism (usually one op and its aliases)."""
 
@@ -163,7 +211,14 @@ class Entry:
     condition: Optional[str] = None
     requires: Tuple[str, ...] = ()
     fixed_by_seeding: bool = False
+    scan: ScanKeys = ScanKeys()
+    probe_passes: Tuple[str, ...] = ()  # as written; `passes` is what the probe runs
     origin: Optional[Origin] = field(default=None, compare=False)
+
+    @property
+    def passes(self):
+        """The passes the probe runs this entry in: its probe_passes, else those of its direction."""
+        return self.probe_passes or PASSES_OF_DIRECTION[self.direction]
 
     @property
     def names(self):
@@ -429,6 +484,10 @@ def entry_to_dict(entry):
         data["requires"] = list(entry.requires)
     if entry.fixed_by_seeding:
         data["fixed_by_seeding"] = True
+    if entry.scan.to_dict():
+        data["scan"] = entry.scan.to_dict()
+    if entry.probe_passes:
+        data["probe_passes"] = list(entry.probe_passes)
     data["devices"] = {device: [range_to_dict(r) for r in ranges] for device, ranges in entry.devices.items()}
     data["sources"] = list(entry.sources)
     return data

@@ -11,7 +11,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
-from .model import ErrorInfo, Entry, Evidence, Origin, Switch, VersionRange, patch_row
+from .model import ErrorInfo, Entry, Evidence, Origin, Switch, VersionRange, entry_keys, patch_row
 from .paths import shipped_catalogue_dir
 from .versions import COVERED_TF_VERSIONS, contains, format_versions, parse_specifier
 
@@ -186,10 +186,8 @@ def parse_document(text, path):
         entries.append(Entry(
             id=raw["id"], title=raw["title"], description=raw["description"], apis=tuple(raw["apis"]),
             raw_ops=tuple(raw["raw_ops"]), direction=raw["direction"], root_cause=raw["root_cause"],
-            devices=devices, sources=tuple(raw["sources"]), gradient_wrt=tuple(raw.get("gradient_wrt", ())),
-            condition=raw.get("condition"), requires=tuple(raw.get("requires", ())),
-            fixed_by_seeding=bool(raw.get("fixed_by_seeding", False)),
-            origin=Origin(path, _line(node, parts)),
+            devices=devices, sources=tuple(raw["sources"]), origin=Origin(path, _line(node, parts)),
+            **entry_keys(raw),
         ))
     if problems:
         raise CatalogError(problems)
@@ -284,5 +282,18 @@ def check_catalogue(documents, known_switches=()):
                             problems.append(Problem(
                                 path, version_range.origin.line, "%s.devices.%s[%d].switches" % (entry.id, device, index),
                                 "unknown switch %r%s" % (switch_id, " (did you mean %r?)" % hint[0] if hint else "")))
+    problems.extend(_scan_check_problems(documents))
     if problems:
         raise CatalogError(problems)
+
+
+def _scan_check_problems(documents):
+    """The stateful_map scan check counts the stateful random ops, which are the raw
+    ops of the entries with the op_seed check: a catalogue with the first needs the second."""
+    entries = [(path, entry) for path, es, _ in documents for entry in es]
+    if any(entry.scan.check == "op_seed" and entry.raw_ops for _, entry in entries):
+        return []
+    return [Problem(path, entry.origin.line, "%s.scan.check" % entry.id,
+                    "stateful_map looks for the stateful random ops, the raw ops of an entry with "
+                    "scan: {check: op_seed}, and this catalogue has none")
+            for path, entry in entries if entry.scan.check == "stateful_map"]

@@ -1,32 +1,21 @@
 """The matrix manifest, matrix.json next to the per-version results files:
-per version its environment (python, pins, what was installed, how long it
-took, or which step failed and why) and its probe (status, time, results file).
-The measurements themselves are only in the results files."""
+read through its typed records (tfdet.results.matrix_manifest), merged a
+version at a time as the matrix finishes it, and written atomically."""
 
 import json
 import os
 
 from ..results import describe_os_error
+from ..results.matrix_manifest import SCHEMA, ManifestError, read_manifest
 
-SCHEMA = "tfdet-matrix-1"
-
-
-class ManifestError(ValueError):
-    """matrix.json exists and is not a matrix manifest."""
+__all__ = ["SCHEMA", "ManifestError", "load", "update", "save"]
 
 
 def load(path):
-    """{"schema", "runs": [...], "versions": {tf: entry}}; an empty one if the file does not exist."""
-    if not os.path.exists(path):
-        return {"schema": SCHEMA, "versions": {}}
-    try:
-        with open(path) as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise ManifestError("%s: not a matrix manifest (%s)" % (path, exc)) from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("versions"), dict):
-        raise ManifestError("%s: not a matrix manifest (schema %s expected)" % (path, SCHEMA))
-    return data
+    """{"schema", "versions": {tf: entry}, ...}: the manifest as its typed records
+    (tfdet.results.matrix_manifest, the one reader) write it; an empty one if the
+    file does not exist. ManifestError names the file and the field."""
+    return read_manifest(path, require_schema=True).to_json()
 
 
 def update(data, tf, entry):

@@ -16,17 +16,24 @@ class CaseSpec(object):
     def __init__(self, case_id, builder, passes, min_tf, fixture):
         self.id = case_id
         self.builder = builder
-        self.passes = passes
+        self.passes = passes  # a fixture's own; None for a catalogue entry's (the catalogue's `passes`)
         self.min_tf = min_tf  # (major, minor) or None
         self.fixture = fixture
 
 
-def case(case_id, passes=("forward", "gradient"), min_tf=None, fixture=False):
-    """Register a case builder under a catalogue id (or a test fixture id)."""
+def case(case_id, min_tf=None, fixture=False, passes=None):
+    """Register a case builder under a catalogue id (or a test fixture id).
+
+    The passes an entry is probed in are a catalogue fact (its direction, or its
+    probe_passes): only a fixture, which has no entry, names its own."""
+    if fixture != (passes is not None):
+        raise ValueError("probe case %r: %s" % (case_id, "a fixture names its passes" if fixture else
+                                                "its passes come from the catalogue entry, not the case"))
+
     def register(builder):
         if case_id in CASES:
             raise ValueError("probe case %r registered twice" % case_id)
-        CASES[case_id] = CaseSpec(case_id, builder, tuple(passes), min_tf, fixture)
+        CASES[case_id] = CaseSpec(case_id, builder, tuple(passes) if passes else None, min_tf, fixture)
         return builder
     return register
 

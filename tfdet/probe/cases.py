@@ -20,11 +20,18 @@ from .case_registry import CASES, Built, CaseSpec, case, elements, varied  # noq
 from . import cases_fixtures, cases_ops, cases_runtime  # noqa: F401  (imported for their registrations)
 
 
-def describe_cases():
-    """{id: {passes, min_tf, fixture}}: what the runner needs to plan, as JSON."""
+def describe_cases(catalogue=None):
+    """{id: {passes, min_tf, fixture}}: what the runner needs to plan, as JSON. An
+    entry's passes are the catalogue's (`catalogue`, the shipped one by default):
+    a case whose id the catalogue lacks raises KeyError, it is never left out.
+    Runs in the parent process, which has the catalogue; the worker never calls it."""
+    if catalogue is None:
+        from ..catalog import default_catalogue
+
+        catalogue = default_catalogue()
     return {
-        spec.id: {"passes": list(spec.passes), "min_tf": list(spec.min_tf) if spec.min_tf else None,
-                  "fixture": spec.fixture}
+        spec.id: {"passes": list(spec.passes if spec.fixture else catalogue.get(spec.id).passes),
+                  "min_tf": list(spec.min_tf) if spec.min_tf else None, "fixture": spec.fixture}
         for spec in CASES.values()
     }
 

@@ -39,10 +39,10 @@ for _id, _op, _sorted, _positive in [
     ("unsorted-segment-sqrt-n", "unsorted_segment_sqrt_n", False, False),
     ("unsorted-segment-prod", "unsorted_segment_prod", False, True),
 ]:
-    case(_id, passes=("forward",))(_segment_case(_op, _sorted, _positive))
+    case(_id)(_segment_case(_op, _sorted, _positive))
 
 
-@case("gather-backprop", passes=("gradient",))
+@case("gather-backprop")
 def _gather(tf, np, rng, size):
     rows = elements(size, 2e4)
     params = varied(np, rng, (rows, 32))
@@ -50,7 +50,7 @@ def _gather(tf, np, rng, size):
     return Built([params, ids], lambda p, i: tf.gather(p, i), differentiable=[0])
 
 
-@case("convert-to-tensor-indexed-slices", passes=("forward",))
+@case("convert-to-tensor-indexed-slices")
 def _indexed_slices(tf, np, rng, size):
     rows = elements(size, 2e4)
     values = varied(np, rng, (rows, 32))
@@ -63,7 +63,7 @@ def _indexed_slices(tf, np, rng, size):
 
 # -- bias, convolution, pooling ----------------------------------------------
 
-@case("bias-add-backprop", passes=("gradient",))
+@case("bias-add-backprop")
 def _bias_add(tf, np, rng, size):
     batch = elements(size, 64)
     x = varied(np, rng, (batch, 32, 32, 16))
@@ -83,12 +83,12 @@ def _conv(rank):
     return build
 
 
-case("conv1d-backprop", passes=("gradient",))(_conv(1))
-case("conv2d-backprop", passes=("gradient",))(_conv(2))
-case("conv3d-backprop", passes=("gradient",))(_conv(3))
+case("conv1d-backprop")(_conv(1))
+case("conv2d-backprop")(_conv(2))
+case("conv3d-backprop")(_conv(3))
 
 
-@case("depthwise-conv-backprop-filter", passes=("gradient",))
+@case("depthwise-conv-backprop-filter")
 def _depthwise(tf, np, rng, size):
     batch = elements(size, 16)
     x = varied(np, rng, (batch, 64, 64, 8))
@@ -96,7 +96,7 @@ def _depthwise(tf, np, rng, size):
     return Built([x, f], lambda x, f: tf.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "SAME"), differentiable=[1])
 
 
-@case("max-pool-backprop", passes=("gradient",))
+@case("max-pool-backprop")
 def _max_pool(tf, np, rng, size):
     batch = elements(size, 32)
     x = varied(np, rng, (batch, 64, 64, 8))
@@ -117,8 +117,8 @@ def _resize(method):
     return build
 
 
-case("resize-nearest-backprop", passes=("gradient",))(_resize("nearest"))
-case("resize-bilinear-backprop", passes=("gradient",))(_resize("bilinear"))
+case("resize-nearest-backprop")(_resize("nearest"))
+case("resize-bilinear-backprop")(_resize("bilinear"))
 
 
 def _crop_and_resize(differentiable):
@@ -134,11 +134,11 @@ def _crop_and_resize(differentiable):
     return build
 
 
-case("crop-and-resize-backprop-image", passes=("gradient",))(_crop_and_resize([0]))  # CropAndResizeGradImage
-case("crop-and-resize-backprop-boxes", passes=("gradient",))(_crop_and_resize([1]))  # CropAndResizeGradBoxes
+case("crop-and-resize-backprop-image")(_crop_and_resize([0]))  # CropAndResizeGradImage
+case("crop-and-resize-backprop-boxes")(_crop_and_resize([1]))  # CropAndResizeGradBoxes
 
 
-@case("adjust-contrast", passes=("forward",))
+@case("adjust-contrast")
 def _adjust_contrast(tf, np, rng, size):
     images = varied(np, rng, (elements(size, 64), 64, 64, 3))
     return Built([images], lambda x: tf.image.adjust_contrast(x, 1.7))
@@ -160,7 +160,7 @@ def _bincount_inputs(np, rng, size):
     return rng.randint(0, 1000, n).astype(np.int32), varied(np, rng, (n,))
 
 
-@case("bincount", passes=("forward",))
+@case("bincount")
 def _bincount(tf, np, rng, size):
     values, weights = _bincount_inputs(np, rng, size)
     return Built([values, weights], lambda v, w: tf.math.bincount(v, weights=w, minlength=1000))
@@ -194,10 +194,10 @@ def _scatter(op_name):
     return build
 
 
-case("scatter-nd", passes=("forward",))(_scatter("scatter_nd"))
-case("tensor-scatter-nd-add", passes=("forward",))(_scatter("tensor_scatter_nd_add"))
-case("tensor-scatter-nd-sub", passes=("forward",))(_scatter("tensor_scatter_nd_sub"))
-case("tensor-scatter-nd-update", passes=("forward",))(_scatter("tensor_scatter_nd_update"))
+case("scatter-nd")(_scatter("scatter_nd"))
+case("tensor-scatter-nd-add")(_scatter("tensor_scatter_nd_add"))
+case("tensor-scatter-nd-sub")(_scatter("tensor_scatter_nd_sub"))
+case("tensor-scatter-nd-update")(_scatter("tensor_scatter_nd_update"))
 
 
 # -- losses --------------------------------------------------------------------
@@ -222,7 +222,7 @@ def _sparse_softmax_xent(tf, np, rng, size):
 
 # -- numerics ------------------------------------------------------------------
 
-@case("reduce-sum-mean-gpu", passes=("forward",))
+@case("reduce-sum-mean-gpu")
 def _reduce_sum_mean(tf, np, rng, size):
     x = varied(np, rng, (elements(size, 1e3), 1000))
     return Built([x], lambda x: tf.concat([tf.reshape(tf.reduce_sum(x), [1]), tf.reduce_mean(x, axis=0)], 0))
@@ -236,8 +236,8 @@ def _arg_ties(op_name):
     return build
 
 
-case("argmax-ties", passes=("forward",))(_arg_ties("argmax"))
-case("argmin-ties", passes=("forward",))(_arg_ties("argmin"))
+case("argmax-ties")(_arg_ties("argmax"))
+case("argmin-ties")(_arg_ties("argmin"))
 
 
 @case("onednn-cpu-numerics")
@@ -276,14 +276,14 @@ def _conv3d_transpose(tf, np, rng, size):
                  differentiable=[0, 1])
 
 
-@case("max-pool3d-backprop", passes=("gradient",))
+@case("max-pool3d-backprop")
 def _max_pool3d(tf, np, rng, size):
     batch = elements(size, 8)
     x = varied(np, rng, (batch, 16, 16, 16, 8))
     return Built([x], lambda x: tf.nn.max_pool3d(x, [1, 3, 3, 3, 1], [1, 2, 2, 2, 1], "SAME"), differentiable=[0])
 
 
-@case("max-pool-with-argmax-backprop", passes=("gradient",))
+@case("max-pool-with-argmax-backprop")
 def _max_pool_argmax(tf, np, rng, size):
     batch = elements(size, 32)
     x = varied(np, rng, (batch, 64, 64, 8))
@@ -302,11 +302,11 @@ def _dilation(differentiable):
     return build
 
 
-case("dilation2d-backprop-input", passes=("gradient",))(_dilation([0]))  # Dilation2DBackpropInput
-case("dilation2d-backprop-filter", passes=("gradient",))(_dilation([1]))  # Dilation2DBackpropFilter
+case("dilation2d-backprop-input")(_dilation([0]))  # Dilation2DBackpropInput
+case("dilation2d-backprop-filter")(_dilation([1]))  # Dilation2DBackpropFilter
 
 
-@case("fused-batch-norm-inference-backprop", passes=("gradient",))
+@case("fused-batch-norm-inference-backprop")
 def _fused_batch_norm(tf, np, rng, size):
     batch = elements(size, 32)
     x = varied(np, rng, (batch, 32, 32, 16))
@@ -342,7 +342,7 @@ def _sparse_softmax_xent_raw(tf, np, rng, size):
                  differentiable=[1])
 
 
-@case("ctc-loss-backprop", passes=("gradient",))
+@case("ctc-loss-backprop")
 def _ctc_loss(tf, np, rng, size):
     batch, steps, classes, label_len = elements(size, 32), 50, 30, 10
     logits = (3.0 * rng.standard_normal((steps, batch, classes))).astype(np.float32)  # time major
@@ -364,7 +364,7 @@ def _dummy(np):
     return np.zeros((1,), np.float32)
 
 
-@case("unseeded-random-ops", passes=("forward",))
+@case("unseeded-random-ops")
 def _unseeded_random(tf, np, rng, size):
     n = elements(size, 1e5)
 
@@ -376,7 +376,7 @@ def _unseeded_random(tf, np, rng, size):
     return Built([_dummy(np)], fn)
 
 
-@case("unseeded-random-raw-ops", passes=("forward",))
+@case("unseeded-random-raw-ops")
 def _unseeded_random_raw(tf, np, rng, size):
     n = elements(size, 1e5)
 
@@ -389,7 +389,7 @@ def _unseeded_random_raw(tf, np, rng, size):
     return Built([_dummy(np)], fn)
 
 
-@case("random-generator-non-deterministic-state", passes=("forward",), min_tf=(2, 3))
+@case("random-generator-non-deterministic-state", min_tf=(2, 3))
 def _generator_nondeterministic(tf, np, rng, size):
     n = elements(size, 1e5)
 
@@ -398,7 +398,7 @@ def _generator_nondeterministic(tf, np, rng, size):
     return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
 
 
-@case("random-global-generator-unset", passes=("forward",), min_tf=(2, 3))
+@case("random-global-generator-unset", min_tf=(2, 3))
 def _global_generator(tf, np, rng, size):
     n = elements(size, 1e5)
 
@@ -407,7 +407,7 @@ def _global_generator(tf, np, rng, size):
     return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
 
 
-@case("non-deterministic-ints", passes=("forward",), min_tf=(2, 3))
+@case("non-deterministic-ints", min_tf=(2, 3))
 def _non_deterministic_ints(tf, np, rng, size):
     n = elements(size, 1e5)
     return Built([_dummy(np)], lambda _: tf.raw_ops.NonDeterministicInts(shape=tf.constant([n]), dtype=tf.int64))
@@ -419,7 +419,7 @@ def _box_inputs(np, rng):
     return np.array([480, 640, 3], np.int32), boxes
 
 
-@case("sample-distorted-bounding-box", passes=("forward",), min_tf=(2, 0))
+@case("sample-distorted-bounding-box", min_tf=(2, 0))
 def _sample_box(tf, np, rng, size):
     image_size, boxes = _box_inputs(np, rng)
 
@@ -429,7 +429,7 @@ def _sample_box(tf, np, rng, size):
     return Built([image_size, boxes], fn)
 
 
-@case("sample-distorted-bounding-box-v1", passes=("forward",))
+@case("sample-distorted-bounding-box-v1")
 def _sample_box_v1(tf, np, rng, size):
     image_size, boxes = _box_inputs(np, rng)
 
@@ -439,26 +439,26 @@ def _sample_box_v1(tf, np, rng, size):
     return Built([image_size, boxes], fn)
 
 
-@case("fractional-max-pool", passes=("forward",), min_tf=(2, 0))
+@case("fractional-max-pool", min_tf=(2, 0))
 def _fractional_max_pool(tf, np, rng, size):
     x = varied(np, rng, (elements(size, 16), 64, 64, 8))
     return Built([x], lambda x: tf.nn.fractional_max_pool(x, [1.0, 1.44, 1.73, 1.0], seed=0)[0])
 
 
-@case("fractional-max-pool-v1", passes=("forward",))
+@case("fractional-max-pool-v1")
 def _fractional_max_pool_v1(tf, np, rng, size):
     x = varied(np, rng, (elements(size, 16), 64, 64, 8))
     return Built([x], lambda x: tf.compat.v1.nn.fractional_max_pool(
         x, [1.0, 1.44, 1.73, 1.0], deterministic=False, seed=0, seed2=0)[0])
 
 
-@case("fractional-avg-pool", passes=("forward",), min_tf=(2, 0))
+@case("fractional-avg-pool", min_tf=(2, 0))
 def _fractional_avg_pool(tf, np, rng, size):
     x = varied(np, rng, (elements(size, 16), 64, 64, 8))
     return Built([x], lambda x: tf.nn.fractional_avg_pool(x, [1.0, 1.44, 1.73, 1.0], seed=0)[0])
 
 
-@case("stateless-random-image-ops", passes=("forward",), min_tf=(2, 4))
+@case("stateless-random-image-ops", min_tf=(2, 4))
 def _stateless_image(tf, np, rng, size):
     images = rng.uniform(0, 1, (elements(size, 8), 64, 64, 3)).astype(np.float32)
 
@@ -476,7 +476,7 @@ def _stateless_image(tf, np, rng, size):
     return Built([images], fn)
 
 
-@case("keras-unseeded-rng", passes=("forward",), min_tf=(2, 0))
+@case("keras-unseeded-rng", min_tf=(2, 0))
 def _keras_unseeded_initializers(tf, np, rng, size):
     n = elements(size, 256)
 
@@ -488,7 +488,7 @@ def _keras_unseeded_initializers(tf, np, rng, size):
     return Built([_dummy(np)], lambda x: tf.py_function(draw, [x], tf.float32))
 
 
-@case("keras-unseeded-dropout", passes=("forward",), min_tf=(2, 0))
+@case("keras-unseeded-dropout", min_tf=(2, 0))
 def _keras_unseeded_dropout(tf, np, rng, size):
     n = elements(size, 256)
 
@@ -505,7 +505,7 @@ def _random_layer(tf, name):
     return found or getattr(tf.keras.layers.experimental.preprocessing, name)
 
 
-@case("keras-unseeded-random-layers", passes=("forward",), min_tf=(2, 3))
+@case("keras-unseeded-random-layers", min_tf=(2, 3))
 def _keras_unseeded_random_layers(tf, np, rng, size):
     batch = max(2, elements(size, 16))
     images = np.arange(batch * 16 * 16 * 3, dtype=np.float32).reshape(batch, 16, 16, 3)
@@ -519,7 +519,7 @@ def _keras_unseeded_random_layers(tf, np, rng, size):
 
 # -- sparse and variable updates ---------------------------------------------------
 
-@case("sparse-segment-reductions", passes=("forward",))
+@case("sparse-segment-reductions")
 def _sparse_segment(tf, np, rng, size):
     n = elements(size, 2e5)
     rows = max(1, n // 10)
@@ -533,7 +533,7 @@ def _sparse_segment(tf, np, rng, size):
     return Built([data, indices, segment_ids], fn)
 
 
-@case("gather-nd-backprop", passes=("gradient",))
+@case("gather-nd-backprop")
 def _gather_nd(tf, np, rng, size):
     rows = elements(size, 2e4)
     params = varied(np, rng, (rows, 32))
@@ -548,7 +548,7 @@ def _variable_scatter_inputs(np, rng, size):
     return rows, indices, varied(np, rng, (n, 8)), varied(np, rng, (rows, 8))
 
 
-@case("scatter-nd-update-variable", passes=("forward",))
+@case("scatter-nd-update-variable")
 def _scatter_nd_update_variable(tf, np, rng, size):
     rows, indices, updates, base = _variable_scatter_inputs(np, rng, size)
     var = tf.Variable(np.zeros_like(base))
@@ -560,7 +560,7 @@ def _scatter_nd_update_variable(tf, np, rng, size):
     return Built([base, indices, updates], fn)
 
 
-@case("resource-variable-scatter", passes=("forward",))
+@case("resource-variable-scatter")
 def _resource_variable_scatter(tf, np, rng, size):
     rows, indices, updates, base = _variable_scatter_inputs(np, rng, size)
     factors = (1.0 + 0.01 * rng.standard_normal(updates.shape)).astype(np.float32)
@@ -577,7 +577,7 @@ def _resource_variable_scatter(tf, np, rng, size):
     return Built([base, indices, updates, factors], fn)
 
 
-@case("ref-variable-scatter", passes=("forward",))
+@case("ref-variable-scatter")
 def _ref_variable_scatter(tf, np, rng, size):
     """tf.compat.v1.scatter_* on a RefVariable in a TF1 graph, run through a Session."""
     rows, indices, updates, base = _variable_scatter_inputs(np, rng, size)
@@ -598,14 +598,14 @@ def _ref_variable_scatter(tf, np, rng, size):
     return Built([indices, updates], lambda i, u: tf.py_function(run, [i, u], tf.float32))
 
 
-@case("dense-bincount", passes=("forward",), min_tf=(2, 3))
+@case("dense-bincount", min_tf=(2, 3))
 def _dense_bincount(tf, np, rng, size):
     values, weights = _bincount_inputs(np, rng, size)  # the same kernel as bincount above, so the same size
     return Built([values, weights], lambda v, w: tf.raw_ops.DenseBincount(
         input=v, size=tf.constant(1000), weights=w, binary_output=False))
 
 
-@case("sparse-bincount", passes=("forward",), min_tf=(2, 3))
+@case("sparse-bincount", min_tf=(2, 3))
 def _sparse_bincount(tf, np, rng, size):
     # A 1-D SparseTensor reaches the same sharded CPU functor as DenseBincount
     # (bincount_op.cc, SparseBincountOp), so the same size.
@@ -619,7 +619,7 @@ def _sparse_bincount(tf, np, rng, size):
     return Built([values, weights], count)
 
 
-@case("count-sparse-output", passes=("forward",), min_tf=(2, 3))
+@case("count-sparse-output", min_tf=(2, 3))
 def _count_sparse_output(tf, np, rng, size):
     # tf.sparse.bincount on a dense tensor, the op keras.ops.bincount(sparse=True) builds
     values, weights = _bincount_inputs(np, rng, size)
@@ -646,18 +646,18 @@ def _debug_summary_v2(mode):
     return build
 
 
-case("debug-numeric-summary-v2-concise-health", passes=("forward",), min_tf=(2, 3))(_debug_summary_v2(3))
-case("debug-numeric-summary-v2-full-health", passes=("forward",), min_tf=(2, 3))(_debug_summary_v2(4))
+case("debug-numeric-summary-v2-concise-health", min_tf=(2, 3))(_debug_summary_v2(3))
+case("debug-numeric-summary-v2-full-health", min_tf=(2, 3))(_debug_summary_v2(4))
 
 
 # tf.raw_ops has no DebugNumericSummary before 2.1 (AttributeError in 1.15 and 2.0).
-@case("debug-numeric-summary-v1", passes=("forward",), min_tf=(2, 1))
+@case("debug-numeric-summary-v1", min_tf=(2, 1))
 def _debug_summary_v1(tf, np, rng, size):
     x = _with_specials(np, rng, (elements(size, 1e6),))
     return Built([x], lambda x: tf.raw_ops.DebugNumericSummary(input=x, tensor_name="probe_input:0"))
 
 
-@case("fake-quant-vars-gradient", passes=("gradient",))
+@case("fake-quant-vars-gradient")
 def _fake_quant(tf, np, rng, size):
     x = (4.0 * rng.standard_normal(elements(size, 1e6))).astype(np.float32)  # many values clamp to min or max
     lo, hi = np.array(-2.5, np.float32), np.array(3.0, np.float32)
@@ -665,7 +665,7 @@ def _fake_quant(tf, np, rng, size):
                  differentiable=[0, 1, 2])
 
 
-@case("fake-quant-vars-per-channel-gradient", passes=("gradient",))
+@case("fake-quant-vars-per-channel-gradient")
 def _fake_quant_per_channel(tf, np, rng, size):
     channels = 16
     x = (4.0 * rng.standard_normal((elements(size, 6e4), channels))).astype(np.float32)
@@ -675,7 +675,7 @@ def _fake_quant_per_channel(tf, np, rng, size):
         x, lo, hi, num_bits=8), differentiable=[0, 1, 2])
 
 
-@case("svd-one-column", passes=("forward",))
+@case("svd-one-column")
 def _svd_one_column(tf, np, rng, size):
     x = varied(np, rng, (elements(size, 1000), 256, 1))  # matrices with a single column
 

@@ -27,7 +27,7 @@ def _pipeline_case(tf, np, dataset):
 
 # -- tf.data -------------------------------------------------------------------------
 
-@case("data-stateful-parallel-map", passes=("forward",))
+@case("data-stateful-parallel-map")
 def _data_stateful_map(tf, np, rng, size):
     count = elements(size, 1000)
 
@@ -36,7 +36,7 @@ def _data_stateful_map(tf, np, rng, size):
     return _pipeline_case(tf, np, tf.data.Dataset.range(count).map(noisy, num_parallel_calls=4))
 
 
-@case("data-nondeterministic-order", passes=("forward",), min_tf=(2, 2))
+@case("data-nondeterministic-order", min_tf=(2, 2))
 def _data_order(tf, np, rng, size):
     count = max(4, elements(size, 160) // 4 * 4)
 
@@ -53,7 +53,7 @@ def _data_order(tf, np, rng, size):
     return _pipeline_case(tf, np, mapped.concatenate(interleaved))
 
 
-@case("data-unseeded-random", passes=("forward",))
+@case("data-unseeded-random")
 def _data_unseeded(tf, np, rng, size):
     count = elements(size, 10000)
     # No seed and no global seed: a fresh order each time (raises under op determinism from 2.7).
@@ -62,7 +62,7 @@ def _data_unseeded(tf, np, rng, size):
 
 # -- runtime -------------------------------------------------------------------------
 
-@case("cpu-multithreading", passes=("forward",))
+@case("cpu-multithreading")
 def _cpu_multithreading(tf, np, rng, size):
     """Kernels that split one reduction over the intra-op pool (sums, a segment sum, a matmul)."""
     n = elements(size, 1e6)
@@ -78,7 +78,7 @@ def _cpu_multithreading(tf, np, rng, size):
     return Built([x, ids, a], fn)
 
 
-@case("grappler-timeout", passes=("forward",))
+@case("grappler-timeout")
 def _grappler_timeout(tf, np, rng, size):
     """A large function graph whose numerics depend on Grappler's rewrites (arithmetic
     optimizer: chains of adds become AddN, constants fold), traced once per process. If
@@ -116,7 +116,7 @@ def _while_loop(tf, np, rng, size):
     return Built([x, w], fn, differentiable=[0, 1])
 
 
-@case("timestamp", passes=("forward",))
+@case("timestamp")
 def _timestamp(tf, np, rng, size):
     # Genuinely different each run; from 2.7 it raises under op determinism.
     return Built([_dummy(np)], lambda x: tf.timestamp() + tf.cast(x[0], tf.float64))
@@ -135,7 +135,7 @@ def _session_graph(tf, np, rng, size, body):
     return Built([_dummy(np)], lambda x: tf.py_function(run, [x], tf.float32))
 
 
-@case("executor-op-order", passes=("forward",))
+@case("executor-op-order")
 def _executor_op_order(tf, np, rng, size):
     """Many assign_adds on one variable with no control dependency between them, in a
     Session graph: the executor runs them in ready order, and float addition does not
@@ -152,7 +152,7 @@ def _executor_op_order(tf, np, rng, size):
     return _session_graph(tf, np, rng, size, body)
 
 
-@case("compat-v1-session", passes=("forward",))
+@case("compat-v1-session")
 def _compat_v1_session(tf, np, rng, size):
     """A small TF1-style model graph (matmul, bias, reductions) run through a Session, its
     inputs fed through placeholders. (No random ops: a stateful RNG kernel in a long-lived

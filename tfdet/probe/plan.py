@@ -93,6 +93,6 @@ def resolve_ops(catalogue, names, fixture_ids=()):
 
 def fixture_ids():
     """The probe's own test fixtures (cases with no catalogue entry), which --ops also takes."""
-    from .cases import describe_cases
+    from .cases import CASES
 
-    return {case_id for case_id, spec in describe_cases().items() if spec["fixture"]}
+    return {case_id for case_id, spec in CASES.items() if spec.fixture}

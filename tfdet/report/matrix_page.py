@@ -20,6 +20,7 @@ from ..catalog.versions import tf_minor
 from ..results import ResultsError, stats
 from ..results.vocabulary import DETERMINISTIC, FAILED, MODES, RAISED, SKIPPED, VARIES
 from ..results.interpret import NOT_PRECISE
+from ..results.matrix_manifest import parse_manifest as read_manifest_json
 from . import claims, findings, grid, matrix_verdict, svg
 from . import runs as run_views
 from .formatting import DASH, cost_label, file_name, mode_key, ratio_text, row_label, seconds, text
@@ -166,65 +167,18 @@ class MatrixPage:
         return [c.run for c in self.columns if c.run is not None]
 
 
-def _last_line(value, limit=200):
-    lines = [line for line in str(value or "").splitlines() if line.strip()]
-    line = lines[-1].strip() if lines else ""
-    return line if len(line) <= limit else line[:limit] + "\u2026"
-
-
-def _why(entry):
-    """The reason an entry gives: its own "reason" or "error", else what `tfdet matrix` records (the failed
-    step and error of the environment, or the probe's exit code and error)."""
-    reason = entry.get("reason") or entry.get("error")
-    if reason:
-        return _last_line(reason)
-    environment, probe = entry.get("environment"), entry.get("probe")
-    if isinstance(environment, dict) and environment.get("status") == "failed":
-        return "at %s: %s" % (environment.get("failed_step") or "?", _last_line(environment.get("error")))
-    if isinstance(probe, dict) and probe.get("status") not in (None, "probed"):
-        return "probe exit %s: %s" % (probe.get("exit_code"), _last_line(probe.get("error")))
-    return ""
-
-
 def parse_manifest(data, name="manifest"):
-    """{major.minor: (status, reason)} from a matrix manifest's JSON.
-
-    `tfdet matrix` writes matrix.json: {"schema": ..., "versions": {"2.0":
-    {"status": "failed" | "probe-failed" | "installed" | "probed",
-    "environment": {"failed_step", "error"}, "probe": {"exit_code", "error"}}}}.
-    Also accepted: the versions mapping itself, a version mapped to a status
-    string, and a "versions" list of objects with a "version" key. Raises
-    ResultsError, naming the file, for anything else.
-    """
-    def bad(why):
-        return ResultsError("%s: not a matrix manifest: %s" % (name, why))
-
-    if not isinstance(data, dict):
-        raise bad("expected a JSON object")
-    versions = data.get("versions", data)
-    if isinstance(versions, list):
-        items = []
-        for item in versions:
-            if not isinstance(item, dict) or "version" not in item:
-                raise bad("each entry of \"versions\" needs a \"version\"")
-            items.append((item["version"], item))
-    elif isinstance(versions, dict):
-        items = list(versions.items())
-    else:
-        raise bad("\"versions\" must be an object or a list")
+    """{major.minor: (status, reason)} from a matrix manifest's JSON, read by its typed
+    records (tfdet.results.matrix_manifest.parse_manifest: the file `tfdet matrix`
+    writes, or a shorter form written by hand). Raises ResultsError, naming the
+    file, for anything else."""
     parsed = {}
-    for version, entry in items:
+    for version, entry in read_manifest_json(data, name).versions.items():
         try:
             minor = str(tf_minor(version))
         except ValueError as exc:
-            raise bad(str(exc)) from None
-        if isinstance(entry, str):
-            status, reason = entry, ""
-        elif isinstance(entry, dict) and isinstance(entry.get("status"), str):
-            status, reason = entry["status"], _why(entry)
-        else:
-            raise bad("TF %s: expected a status string or an object with a \"status\"" % version)
-        parsed[minor] = (status, reason)
+            raise ResultsError("%s: not a matrix manifest: %s" % (name, exc)) from None
+        parsed[minor] = (entry.status, entry.why())
     return parsed
 
 

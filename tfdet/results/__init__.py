@@ -18,47 +18,15 @@ from .vocabulary import DEFAULT_MODES, MEASURED, MODES, OUTCOMES
 
 
 def load(path):
-    """The results in a tfdet results file: a ProbeResults for a probe file (JSON
-    Lines), a LocateResult for `tfdet locate --json` output (one JSON object),
-    a DivergeResults for a `tfdet diverge` file (JSON Lines, a diverge header),
-    a CompareResults for a `tfdet compare` file (a compare header).
-    Raises ResultsError, naming the file and line, for anything malformed."""
-    import json
+    """The results in a tfdet results file, by its header's `kind`: a ProbeResults
+    for a probe file (JSON Lines), a LocateResult for `tfdet locate --json` output
+    (one JSON object), a DivergeResults for a `tfdet diverge` file, a
+    CompareResults for a `tfdet compare` file. Raises ResultsError, naming the
+    file and line, for anything malformed and for a header with no kind or
+    another one."""
+    from .kinds import load as load_by_kind
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
-        return read_probe(path)  # says what is wrong with the file, as for any probe file
-    if text.lstrip().startswith("{") and "\n{" not in text.strip():
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and data.get("kind") == "locate":
-            from .locate_file import read_locate
-
-            return read_locate(path, data)
-    first = text.lstrip().split("\n", 1)[0]
-    if first.startswith("{") and '"diverge"' in first:
-        try:
-            data = json.loads(first)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and data.get("kind") == "diverge":
-            from .diverge_file import read_diverge
-
-            return read_diverge(path)
-    if first.startswith("{") and '"compare"' in first:
-        try:
-            data = json.loads(first)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and data.get("kind") == "compare":
-            from .compare_file import read_compare
-
-            return read_compare(path)
-    return read_probe(path)
+    return load_by_kind(path)
 
 
 __all__ = [

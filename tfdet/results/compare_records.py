@@ -16,6 +16,7 @@ variance shares).
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
+from .header import FileHeader
 from .typed import Record, field
 from .vocabulary import MODES
 
@@ -47,15 +48,10 @@ class Setup(Record):
 
 
 @dataclass(frozen=True)
-class CompareHeader(Record):
+class CompareHeader(FileHeader):
     """Line 1: what is compared, how, and where it ran."""
 
-    record: str = field(choices=("header",))
-    schema_version: int = field()
     kind: str = field(choices=(KIND,))
-    tfdet_version: str = field()
-    created: str = field(doc="ISO 8601, UTC")
-    argv: List[str] = field()
     a: Setup = field()
     b: Setup = field()
     aa: bool = field(doc="B is A on other seeds: the noise floor")

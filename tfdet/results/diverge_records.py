@@ -11,6 +11,7 @@ training record names the .npz beside it (RESULTS.weights/) and its sha256.
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
+from .header import FileHeader
 from .typed import Record, field
 from .vocabulary import MODES
 
@@ -23,15 +24,10 @@ TRAINING_OUTCOMES = ("ok", "failed", "timeout")
 
 
 @dataclass(frozen=True)
-class DivergeHeader(Record):
+class DivergeHeader(FileHeader):
     """Line 1: what was asked for and where it ran."""
 
-    record: str = field(choices=("header",))
-    schema_version: int = field()
     kind: str = field(choices=(KIND,))
-    tfdet_version: str = field()
-    created: str = field(doc="ISO 8601, UTC")
-    argv: List[str] = field()
     workload: str = field()
     lrs: List[float] = field(doc="the learning rates swept")
     momentum: float = field()

@@ -5,6 +5,7 @@ its JSON Schema is tfdet/results/schemas/locate-1.json."""
 from dataclasses import dataclass
 from typing import List, Optional
 
+from .header import ResultsHeader
 from .typed import Record, field
 
 SCHEMA_VERSION = 1
@@ -75,12 +76,10 @@ class RunOutcome(Record):
 
 
 @dataclass(frozen=True)
-class LocateResult(Record):
+class LocateResult(ResultsHeader):
     """What `tfdet locate` found."""
 
     kind: str = field(choices=(KIND,))
-    schema_version: int = field()
-    tfdet_version: str = field()
     tf_version: str = field()
     device: str = field(choices=("cpu", "gpu"))
     target: str = field(doc="the script and its arguments, or module:function")

@@ -11,6 +11,7 @@ the tests that read a real probe run.
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from .header import FileHeader
 from .typed import Record, field
 from .vocabulary import EXECUTIONS, MODES, ONEDNN_SETTINGS, OUTCOMES
 
@@ -60,15 +61,10 @@ class Environment(Record):
 
 
 @dataclass(frozen=True)
-class ProbeHeader(Record):
+class ProbeHeader(FileHeader):
     """Line 1: what was asked for and where it ran."""
 
-    record: str = field(choices=("header",))
-    schema_version: int = field()
     kind: str = field(choices=(KIND,))
-    tfdet_version: str = field()
-    created: str = field(doc="ISO 8601, UTC")
-    argv: List[str] = field()
     modes: List[str] = field(doc="the modes that ran")
     modes_asked: List[str] = field(doc="every mode the run was asked for, whether or not it could run")
     unavailable_modes: Dict[str, str] = field(doc="mode: why it could not run")

@@ -5,6 +5,7 @@ ScanReport.to_json(); its JSON Schema is tfdet/results/schemas/scan-1.json."""
 from dataclasses import dataclass
 from typing import List, Optional
 
+from .header import ResultsHeader
 from .typed import Record, field
 
 SCHEMA_VERSION = 1
@@ -31,12 +32,10 @@ class ScanHit(Record):
 
 
 @dataclass(frozen=True)
-class ScanReport(Record):
+class ScanReport(ResultsHeader):
     """What a scan found: the verdict line, the hits, and what was traced."""
 
     kind: str = field(choices=(KIND,))
-    schema_version: int = field()
-    tfdet_version: str = field()
     model: str = field(doc="the file or object scanned")
     tf_version: str = field(doc="the TF version judged (not necessarily the installed one)")
     traced_with: str = field(doc="the TF version that traced the graphs")

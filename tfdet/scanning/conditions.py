@@ -6,12 +6,14 @@ Where the op's own attributes or constant inputs settle it, the scan does
 not count an entry whose condition the op provably does not meet. Each rule
 returns True (met), False (provably not met) or None (the graph cannot tell:
 counted, to be safe).
+
+Which entry a check applies to is the catalogue's fact (an entry's `scan: check:`),
+as are the stateful random ops (the raw ops of the op_seed entries) and the
+entries about XLA (`requires: [xla]`): CatalogueChecks reads them from the
+entries, so no entry id is written here.
 """
 
 from ..graph.frames import path_of
-
-STATEFUL_RANDOM = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal", "RandomShuffle",
-                   "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2")
 
 
 def _attr(node, name, kind):
@@ -30,14 +32,14 @@ def _const_int(index, name):
     return values[0] if len(values) == 1 else None
 
 
-def unseeded(node, index, library):
+def unseeded(node, index, library, stateful_random):
     seed, seed2 = _attr(node, "seed", "i"), _attr(node, "seed2", "i")
     if seed is None and seed2 is None:
         return None
     return not seed and not seed2
 
 
-def parallel_loop(node, index, library):
+def parallel_loop(node, index, library, stateful_random):
     value = _attr(node, "parallel_iterations", "i")
     return None if value is None else value > 1
 
@@ -57,7 +59,7 @@ def _options_nondeterministic(index):
     return False
 
 
-def nondeterministic_order(node, index, library):
+def nondeterministic_order(node, index, library, stateful_random):
     value = _attr(node, "deterministic", "s")
     if value is None:
         return None
@@ -69,7 +71,7 @@ def nondeterministic_order(node, index, library):
     return _options_nondeterministic(index)  # "default": the pipeline's Options decide (deterministic unless set)
 
 
-def unseeded_shuffle(node, index, library):
+def unseeded_shuffle(node, index, library, stateful_random):
     if node.op in ("ShuffleDataset", "ShuffleDatasetV2", "ShuffleDatasetV3") and len(node.input) >= 4:
         seeds = [_const_int(index, name) for name in node.input[2:4]]
         if node.op == "ShuffleDatasetV2":  # (input, buffer_size, seed_generator): the generator decides
@@ -91,7 +93,7 @@ STATE_WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"
                 "StatefulRandomBinomial")
 
 
-def _advances_state(function, library, seen):
+def _advances_state(function, library, seen, stateful_random):
     """True if `function` (or a function it calls) holds a stateful random op or writes
     state, False if provably not, None if a called function is not in the library."""
     body = library.get(function)
@@ -99,7 +101,7 @@ def _advances_state(function, library, seen):
         return None
     answer = False
     for inner in body.node_def:
-        if inner.op in STATEFUL_RANDOM or inner.op in STATE_WRITES:
+        if inner.op in stateful_random or inner.op in STATE_WRITES:
             return True
         called = [value.func.name for value in inner.attr.values() if value.func.name]
         called += [inner.op] if inner.op in library else []
@@ -107,7 +109,7 @@ def _advances_state(function, library, seen):
             if name in seen:
                 continue
             seen.add(name)
-            found = _advances_state(name, library, seen)
+            found = _advances_state(name, library, seen, stateful_random)
             if found:
                 return True
             if found is None:
@@ -115,7 +117,7 @@ def _advances_state(function, library, seen):
     return answer
 
 
-def stateful_parallel_map(node, index, library):
+def stateful_parallel_map(node, index, library, stateful_random):
     function = node.attr["f"].func.name if "f" in node.attr else None
     if library.get(function) is None:
         return None
@@ -123,31 +125,53 @@ def stateful_parallel_map(node, index, library):
     parallel = [c for c in calls if c is not None]
     if parallel and all(c == 1 for c in parallel):
         return False
-    return _advances_state(function, library, {function})
+    return _advances_state(function, library, {function}, stateful_random)
 
 
-RULES = {
-    "unseeded-random-ops": unseeded,
-    "unseeded-random-raw-ops": unseeded,
-    "while-loop-parallel-iterations": parallel_loop,
-    "data-nondeterministic-order": nondeterministic_order,
-    "data-unseeded-random": unseeded_shuffle,
-    "data-stateful-parallel-map": stateful_parallel_map,
+# The catalogue's `scan: check:` names (schema.json's enum) and what each runs.
+CHECKS = {
+    "op_seed": unseeded,
+    "parallel_iterations": parallel_loop,
+    "dataset_order": nondeterministic_order,
+    "shuffle_seed": unseeded_shuffle,
+    "stateful_map": stateful_parallel_map,
 }
 
 
-def ruled_out(site, index, library, jit=False):
-    """Entry ids whose condition this op provably does not meet. Entries about XLA
-    (ids xla-*) hold only where XLA compiles: ruled out when no traced function is
-    jit-compiled (auto-clustering, a global setting, is not visible in a graph)."""
-    out = {entry for entry, rule in RULES.items() if rule(site.node, index, library) is False}
-    if not jit:
-        out.update(XLA_ENTRIES)
-    return frozenset(out)
+class CatalogueChecks(object):
+    """What the scan reads from a catalogue's entries, once per scan: the check
+    each entry names, the stateful random ops (the raw ops of the op_seed
+    entries), the entries about XLA (requires: [xla]) and those about calling
+    tf.raw_ops.X directly (scan: raw_ops_only). A check name the code does not
+    have raises ValueError: a check is never left out silently."""
 
+    def __init__(self, catalogue):
+        self.rules = {}
+        for entry in catalogue:
+            name = entry.scan.check
+            if name is None:
+                continue
+            if name not in CHECKS:
+                raise ValueError("catalogue entry %r names the scan check %r, which tfdet does not have (it has: %s)"
+                                 % (entry.id, name, ", ".join(sorted(CHECKS))))
+            self.rules[entry.id] = CHECKS[name]
+        self.stateful_random = frozenset(op for entry in catalogue if entry.scan.check == "op_seed"
+                                         for op in entry.raw_ops)
+        if not self.stateful_random and stateful_parallel_map in self.rules.values():
+            raise ValueError("the catalogue's stateful_map check needs the stateful random ops, the raw ops of an "
+                             "entry with scan: {check: op_seed}, and it has none")
+        self.xla = frozenset(entry.id for entry in catalogue if "xla" in entry.requires)
+        self.raw_ops_only = frozenset(entry.id for entry in catalogue if entry.scan.raw_ops_only)
 
-# Catalogue entries that describe XLA's kernels, not the op kernels'.
-XLA_ENTRIES = ("xla-reductions-gpu", "xla-scatter-gpu", "xla-maxpool-gradient-gpu", "xla-jit-cpu")
+    def ruled_out(self, site, index, library, jit=False):
+        """Entry ids whose condition this op provably does not meet. Entries about XLA
+        hold only where XLA compiles: ruled out when no traced function is
+        jit-compiled (auto-clustering, a global setting, is not visible in a graph)."""
+        out = {entry for entry, rule in self.rules.items()
+               if rule(site.node, index, library, self.stateful_random) is False}
+        if not jit:
+            out.update(self.xla)
+        return frozenset(out)
 
 
 def through_public_api(stack):
@@ -164,8 +188,3 @@ def through_public_api(stack):
     if not callers:
         return None
     return "/tensorflow/python/" in callers[0] or "/keras/" in callers[0]
-
-
-def raw_op_entries(entry_ids):
-    """The entries about calling a raw op directly (tf.raw_ops.X), by the catalogue's naming."""
-    return {entry for entry in entry_ids if entry.endswith(("-raw-op", "-raw-ops"))}

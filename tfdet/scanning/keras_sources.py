@@ -1,13 +1,11 @@
 """Sources of nondeterminism a Keras model holds outside its graphs: unseeded
 initializers (which draw a model's first weights) and unseeded random layers
-(Dropout, RandomFlip, ...), the catalogue's keras-unseeded-* entries. Read from
-the layer objects, since neither leaves an unseeded op in a traced graph."""
+(Dropout, RandomFlip, ...): the catalogue's entries with `scan: {keras: layer}`
+or `scan: {keras: initializer}`. Read from the layer objects, since neither
+leaves an unseeded op in a traced graph."""
 
 from .findings import Site
 from .passes import INITIALISATION
-
-# initializers; Dropout and noise layers; random preprocessing layers
-ENTRIES = ("keras-unseeded-rng", "keras-unseeded-dropout", "keras-unseeded-random-layers")
 
 
 def _layers(model):
@@ -15,17 +13,11 @@ def _layers(model):
     return list(flatten(include_self=False)) if flatten else list(getattr(model, "layers", []))
 
 
-def _named(catalogue):
-    """{class name: entry id} for the classes the entries' APIs name
+def named(catalogue, kind):
+    """{class name: entry id} of the entries found on Keras objects of `kind` ("layer"
+    or "initializer": their `scan: keras:`), by the class names their APIs end in
     (tf.keras.layers.Dropout -> Dropout)."""
-    named = {}
-    for entry_id in ENTRIES:
-        try:
-            entry = catalogue.get(entry_id)
-        except KeyError:
-            continue
-        named.update((api.rsplit(".", 1)[-1], entry_id) for api in entry.apis)
-    return named
+    return {api.rsplit(".", 1)[-1]: entry.id for entry in catalogue if entry.scan.keras == kind for api in entry.apis}
 
 
 def _seed_given(initializer):
@@ -39,18 +31,18 @@ def _seed_given(initializer):
 def sites(model, catalogue, fresh=True):
     """Site for every unseeded initializer (only when the model will be built anew:
     `fresh`; weights loaded from a file were drawn already) and random layer."""
-    names = _named(catalogue)
+    layers, initializers = named(catalogue, "layer"), named(catalogue, "initializer")
     found = []
     for layer in _layers(model):
         path = getattr(layer, "path", None) or layer.name
         kind = type(layer).__name__
-        if kind in names and getattr(layer, "seed", None) is None:
-            found.append(Site("%s layer" % kind, "forward", path, frozenset(), names[kind]))
+        if kind in layers and getattr(layer, "seed", None) is None:
+            found.append(Site("%s layer" % kind, "forward", path, frozenset(), layers[kind]))
         if not fresh:
             continue
         for attribute, value in sorted(vars(layer).items()):
-            if attribute.endswith("_initializer") and type(value).__name__ in names \
+            if attribute.endswith("_initializer") and type(value).__name__ in initializers \
                     and _seed_given(value) is None:
                 found.append(Site("%s initializer" % type(value).__name__, INITIALISATION,
-                                  "%s.%s" % (path, attribute), frozenset(), names[type(value).__name__]))
+                                  "%s.%s" % (path, attribute), frozenset(), initializers[type(value).__name__]))
     return found

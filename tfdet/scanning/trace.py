@@ -170,10 +170,10 @@ def trace_function(function, example_inputs):
 
 def sites(traced, catalogue):
     """Every op of the traced graphs as findings.Site, with its pass and where it came from."""
-    from .conditions import raw_op_entries, ruled_out, through_public_api
+    from .conditions import CatalogueChecks, through_public_api
     from .findings import Site
 
-    raw_entries = frozenset(raw_op_entries(entry.id for entry in catalogue))
+    checks = CatalogueChecks(catalogue)
     stock = replaced_apis.stock_functions(_tf())
 
     found = []
@@ -196,10 +196,10 @@ def sites(traced, catalogue):
             if site.function and not stack:
                 where = "function %s" % site.function
             nodes = index if site.function is None else function_index[site.function]
-            out = ruled_out(site, nodes, library, jit)
+            out = checks.ruled_out(site, nodes, library, jit)
             public = through_public_api(stack)
             if public:  # made by tf.nn.X (which tfdet.patch() rebinds), not tf.raw_ops.X
-                out = out | raw_entries
+                out = out | checks.raw_ops_only
             apis = replaced_apis.through(stack, stock) if public is not False else frozenset()
             found.append(Site(site.op_type, pass_name, where, out, None, apis))
     return found
