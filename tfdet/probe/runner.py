@@ -5,7 +5,6 @@ import dataclasses
 import datetime
 import hashlib
 import os
-import subprocess
 import sys
 import time
 
@@ -16,10 +15,10 @@ from ..results.probe_file import ProbeResultsWriter, read_probe
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
 from . import cases
 from . import measure, scratch
-from .modes import classify_modes, mode_setups, mode_switch_ids, process_environment
+from ..runtime.launch import ChildSpec, launch
+from ..runtime.modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
-from ..executor.lifeline import child_guard
-from .process import WorkerFailed, WorkerProcess, module_command
+from .process import WorkerFailed, WorkerProcess
 
 
 class ProbeError(Exception):
@@ -78,10 +77,11 @@ class ProbeConfig(object):
 def query_tf_version(python):
     """The TF version installed for another interpreter, without importing TF."""
     try:
-        done = subprocess.run(module_command(python, "tfdet.tfinfo"), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60, preexec_fn=child_guard())
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = launch(ChildSpec(module="tfdet.tfinfo", python=python, timeout=60, stdout="capture"))
+    except OSError as exc:
         raise ProbeError("cannot run %s: %s" % (python, exc)) from None
+    if done.timed_out:
+        raise ProbeError("cannot run %s: no answer within 60 s" % python)
     version = done.stdout.strip()
     if done.returncode != 0 or not version or version == "None":
         raise ProbeError("no TensorFlow is installed for %s%s" % (
@@ -115,11 +115,9 @@ def patch_available(python=None):
     # Asked even of a path that resolves to this interpreter's binary: a virtual
     # environment links to it and still has site-packages of its own.
     try:
-        done = subprocess.run(module_command(python, "tfdet.probe.patch_check"), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=300, preexec_fn=child_guard())
-    except (OSError, subprocess.SubprocessError):
+        return launch(ChildSpec(module="tfdet.probe.patch_check", python=python, timeout=300)).ok
+    except OSError:
         return False
-    return done.returncode == 0
 
 
 class Probe(object):
