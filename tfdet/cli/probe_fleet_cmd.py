@@ -44,11 +44,10 @@ def _directory(args):
 def run(args, out):
     from ..executor import ExecutorError, open_executor
     from ..probe.fleet import FleetError, probe_flags, run_fleet
+    from ..results import probe_settings
 
     directory = _directory(args)
-    flags = probe_flags({name: getattr(args, name, None) for name in (
-        "modes", "ops", "repeats", "processes", "max_repeats", "size", "rounds", "python", "timeout",
-        "execution", "threads", "onednn", "seed")})
+    flags = probe_flags({f.name: getattr(args, f.name, None) for f in probe_settings.fields()})
 
     def message(text):
         if not args.quiet:

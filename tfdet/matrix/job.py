@@ -7,13 +7,10 @@ import resource
 import signal
 import time
 
+from ..results.probe_settings import child_argv
 from ..runtime.launch import TERMINATE, ChildSpec, launch
 from . import venvs
 from .versions import by_tf
-
-# The probe's flags a matrix passes on, in the probe's own spelling.
-PROBE_FLAGS = (("repeats", "--repeats"), ("processes", "--processes"), ("max_repeats", "--max-repeats"),
-               ("rounds", "--rounds"), ("timeout", "--timeout"), ("ops", "--ops"), ("settle", "--settle"))
 
 
 def probe_spec(python, results, modes, options, resume, controller=None):
@@ -22,12 +19,7 @@ def probe_spec(python, results, modes, options, resume, controller=None):
     terminates its pool processes: the probe then stops as on Ctrl-C (finished
     cases kept, so --resume continues it) before this job ends."""
     args = ["probe", "--python", python, "--out", results, "--modes", ",".join(modes), "--quiet"]
-    for name, flag in PROBE_FLAGS:
-        value = options.get(name)
-        if value is True:
-            args.append(flag)
-        elif value not in (None, False):
-            args += [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
+    args += child_argv({name: value for name, value in options.items() if name not in ("python", "modes")})
     return ChildSpec(module="tfdet", args=tuple(args + (["--resume"] if resume else [])), python=controller,
                      env=venvs.quiet_environ(), stdout="capture", dies_with_parent=signal.SIGTERM, stop=TERMINATE,
                      stop_on_sigterm=True)

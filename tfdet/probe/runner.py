@@ -12,6 +12,7 @@ from .. import __version__
 from ..catalog import expected_to_vary
 from ..results import interpret, stats
 from ..results.probe_file import ProbeResultsWriter, read_probe
+from ..results.probe_settings import header_settings
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
 from . import cases
 from . import measure, scratch
@@ -34,7 +35,7 @@ class ProbeConfig(object):
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
-                 results=None, settle=False):
+                 results=None, settle=False, settings=None):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -72,6 +73,8 @@ class ProbeConfig(object):
         # True: every mode in `modes` was asked for, and one that cannot run is a
         # failure; False (the default modes): one this TF lacks is only noted.
         self.modes_requested = modes_requested
+        # {name: value} of any other setting (results/probe_settings.py): recorded in the header
+        self.settings = dict(settings or {})
 
 
 def query_tf_version(python):
@@ -389,6 +392,7 @@ class Probe(object):
             environment={mode: Environment.from_json(env, "the %s worker's environment" % mode)
                          for mode, env in environments.items()},
             planned=[list(p) for p in planned], skipped=[list(s) for s in skipped],
+            settings=header_settings(dict(vars(config), **config.settings)),
         )
         writer = config.results or ProbeResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:
