@@ -78,11 +78,10 @@ SIDEWAYS = {
     # compare starts its trainings through diverge's one-training job, modes and
     # workloads: one way to launch TensorFlow processes, not a second one.
     ("compare", "diverge"): "compare trains through diverge's job (run_training), modes and workloads",
-    # The runtime's modes are the catalogue's switches (runtime.modes), named in the
-    # results' vocabulary (MODES); a child dies with its parent and a job's child
-    # stops with its job by the executor's lifeline and signal handling.
+    # The runtime's modes are the catalogue's switches (runtime.modes); a child dies
+    # with its parent and a job's child stops with its job by the executor's
+    # lifeline and signal handling.
     ("runtime", "catalog"): "what each mode switches on comes from the catalogue's switches",
-    ("runtime", "results"): "the modes are named once, in the results' vocabulary",
     ("runtime", "executor"): "a child dies with its parent (lifeline) and stops with its job (signals)",
     # The catalogue judges measurements against its claims (catalog.crosscheck, used by
     # the report and by `tfdet catalog update`) in the results' own words: outcomes,

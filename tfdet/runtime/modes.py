@@ -11,8 +11,6 @@ from collections import namedtuple
 
 from ..catalog.model import expand_switch_aliases
 
-from ..results.vocabulary import DEFAULT_MODES, MODES  # noqa: F401 - the modes, named once
-
 ModeSetup = namedtuple("ModeSetup", "name available reason env unset api_calls patch")
 
 
