@@ -36,10 +36,10 @@ tfdet-probe-YYYYMMDD-HHMMSS.jsonl, so the same command can be run again;
 --out FILE is only replaced with --overwrite. A results file has one writer:
 a second probe on the same file (new, --resume or --overwrite) stops at once
 with exit 2. --resume takes the file's parameters for every flag you leave
-out, and refuses (exit 2, naming each one) a flag given with a different value
-than the file's: %(compared)s; and a file made with another
-TF, Python, tfdet or catalogue. What an older file does not record is
-assumed to match, with a note.
+out, and refuses (exit 2, naming each one) a file made with another TF, Python,
+tfdet or catalogue, and a flag given with a different value than the file's:
+%(compared)s
+What an older file does not record is assumed to match, with a note.
 
 Modes: by default every mode this TF has (api needs TF 2.8; a missing one is
 noted, not an error). A mode that was asked for with --modes and does not exist
@@ -86,13 +86,9 @@ def _epilog():
 
     from ..results import probe_settings
 
-    compared = ", ".join(probe_settings.compared_flags())
-    # the list is wrapped to the paragraph's width, then put in place
-    text = EPILOG % {"processes": probe_settings.defaults()["processes"], "compared": "\0"}
-    before, _, after = text.partition("\0")
-    last = before.rsplit("\n", 1)
-    paragraph = textwrap.fill(last[1] + compared + after.split("\n", 1)[0], width=79)
-    return last[0] + "\n" + paragraph + "\n" + after.split("\n", 1)[1]
+    compared = textwrap.fill(", ".join(probe_settings.compared_flags()), width=79, initial_indent="  ",
+                             subsequent_indent="  ")
+    return EPILOG % {"processes": probe_settings.defaults()["processes"], "compared": compared}
 
 
 def _csv(text):
