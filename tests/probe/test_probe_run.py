@@ -79,7 +79,7 @@ def test_cost_is_a_ratio_to_baseline(fixture_run):
 
 def test_header_records_the_environment(fixture_run):
     header = load(fixture_run[0]).header
-    assert header.schema_version == 3 and header.modes == ["baseline", "env"]
+    assert header.schema_version == 2 and header.modes == ["baseline", "env"]
     baseline, env = header.environment["baseline"], header.environment["env"]
     assert baseline.tf_version and baseline.device in ("cpu", "gpu")
     assert env.env.get("TF_DETERMINISTIC_OPS") == "1" and "TF_DETERMINISTIC_OPS" not in baseline.env

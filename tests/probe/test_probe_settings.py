@@ -4,7 +4,6 @@ argv of a probe started in another process, with nothing else edited."""
 
 import argparse
 import dataclasses
-import json
 
 import pytest
 
@@ -51,13 +50,12 @@ def test_a_new_setting_is_recorded_in_the_header_and_read_back(warmup, tmp_path)
     config = ProbeConfig(None, str(tmp_path / "r.jsonl"), settings={"warmup": 3})
     recorded = probe_settings.header_settings(dict(vars(config), **config.settings))  # as Probe.run builds it
     assert recorded == {"settle": False, "warmup": 3}
-    make.write(tmp_path / "r.jsonl", make.header(schema_version=3, settings=recorded))
+    make.write(tmp_path / "r.jsonl", make.header(settings=recorded))
     assert load(str(tmp_path / "r.jsonl")).header.settings["warmup"] == 3
 
 
 def test_resume_refuses_another_value_of_a_new_setting_and_takes_the_files(warmup, tmp_path):
-    old, new = make.header(schema_version=3, settings={"warmup": 2}), make.header(schema_version=3,
-                                                                                   settings={"warmup": 4})
+    old, new = make.header(settings={"warmup": 2}), make.header(settings={"warmup": 4})
     assert resume_mismatches(old, new) == [("warmup", 2, 4)]
     path = tmp_path / "r.jsonl"
     make.write(path, old)
@@ -99,7 +97,7 @@ def test_settle_is_resumed_from_the_header_not_from_its_argv(tmp_path):
     from tfdet.cli import probe_cmd
 
     path = tmp_path / "r.jsonl"
-    make.write(path, make.header(schema_version=3, argv=[], settings={"settle": True}))
+    make.write(path, make.header(argv=[], settings={"settle": True}))
     writer = ProbeResultsWriter(str(path), resume=True)
     args = _parser().parse_args(["probe", "--out", str(path)])
     args.inter_threads = args.threads
@@ -108,16 +106,14 @@ def test_settle_is_resumed_from_the_header_not_from_its_argv(tmp_path):
     assert args.settle is True
 
 
-def test_a_version_2_file_keeps_its_settle_from_the_argv_it_recorded(tmp_path):
+def test_a_file_written_before_the_header_recorded_settings_keeps_its_settle_from_its_argv(tmp_path):
+    from tfdet.results.probe_file import recorded_settings
+
     path = tmp_path / "r.jsonl"
-    head = make.header(argv=["probe", "--settle"]).to_json()
-    head.pop("settings", None)
-    head["schema_version"] = 2
-    path.write_text(json.dumps(head) + "\n")
-    assert load(str(path)).header.settings == {"settle": True}
-    head["argv"] = ["probe"]
-    path.write_text(json.dumps(head) + "\n")
-    assert load(str(path)).header.settings == {"settle": False}
+    for argv, settle in ((["probe", "--settle"], True), (["probe"], False)):
+        make.write(path, make.header(argv=argv))  # no settings: as every file before them
+        header = load(str(path)).header
+        assert header.settings is None and recorded_settings(header) == {"settle": settle}
 
 
 def test_every_setting_is_a_flag_of_tfdet_probe():

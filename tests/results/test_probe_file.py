@@ -36,7 +36,7 @@ def test_what_is_not_a_results_file_is_refused(tmp_path):
     with pytest.raises(ResultsError, match="schema version 99 is newer than this tfdet reads"):
         load(str(path))
     path.write_text(json.dumps({"record": "header", "schema_version": 0}) + "\n")
-    with pytest.raises(ResultsError, match="schema version 0; this tfdet reads versions 1 to 3"):
+    with pytest.raises(ResultsError, match="schema version 0; this tfdet reads versions 1 to 2"):
         load(str(path))
     path.write_text(json.dumps(dict(make.header().to_json(), kind="scan")) + "\n")
     with pytest.raises(ResultsError, match="a scan results file, not a probe results file"):
@@ -134,7 +134,7 @@ def test_a_version_1_file_is_migrated_on_read_and_left_as_it_is(tmp_path):
     text = json.dumps(_version_1_header()) + "\n" + json.dumps(make.case("a", "baseline", "varies").to_json()) + "\n"
     path.write_text(text)
     results = load(str(path))
-    assert results.header.schema_version == 3 and results.header.kind == "probe"
+    assert results.header.schema_version == 2 and results.header.kind == "probe"
     assert results.header.modes_asked == ["baseline", "env", "api"] and results.header.onednn == "off"
     assert results.header.mode_failures == {} and results.header.not_applicable_modes == {}
     assert path.read_text() == text

@@ -192,7 +192,7 @@ def _resume_defaults(args, digest, writer):
     """--resume: refuse a flag given with another value than the file's; take
     the file's value for every flag left out. Returns notes for the user."""
     from ..results import ResultsError, probe_settings
-    from ..results.probe_file import mismatch_message, resume_parameters, unrecorded_parameters
+    from ..results.probe_file import mismatch_message, recorded_settings, resume_parameters, unrecorded_parameters
 
     try:
         existing = writer.existing()
@@ -213,7 +213,7 @@ def _resume_defaults(args, digest, writer):
     if mismatches:
         raise CommandError(mismatch_message(args.out, mismatches), USAGE)
     for name in probe_settings.resumed():
-        value = probe_settings.recorded_value(name, recorded, header.settings)
+        value = probe_settings.recorded_value(name, recorded, recorded_settings(header))
         if getattr(args, name) is None and value is not None:
             setattr(args, name, value)
             if name == "threads":  # the file's inter-op threads too (the flag sets both)

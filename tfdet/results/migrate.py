@@ -28,14 +28,8 @@ def update_to_2(header):
     return header
 
 
-def update_to_3(header):
-    """Version 2 headers recorded --settle only in the argv: version 3 records
-    each setting without a field of its own in `settings` (probe_settings.py)."""
-    return dict(header, schema_version=3, settings={"settle": "--settle" in (header.get("argv") or [])})
-
-
 # version: the step that brings a header of that version to the next one
-STEPS = {1: update_to_2, 2: update_to_3}
+STEPS = {1: update_to_2}
 
 
 def migrate_header(header, current):

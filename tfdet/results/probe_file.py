@@ -136,8 +136,17 @@ def resume_parameters(header):
     """{name: value} of the RESUME_PARAMETERS a header records, and of the
     compared settings it records in `settings` (None: not recorded)."""
     values = {name: read(header) for name, read in RESUME_PARAMETERS}
-    values.update((name, (header.settings or {}).get(name)) for name, _ in probe_settings.settings_parameters())
+    settings = recorded_settings(header)
+    values.update((name, settings.get(name)) for name, _ in probe_settings.settings_parameters())
     return values
+
+
+def recorded_settings(header):
+    """The header's `settings`; a file written before the header recorded them
+    (no `settings`) had --settle only in its argv, the one place to look there."""
+    if header.settings is not None:
+        return dict(header.settings)
+    return {"settle": "--settle" in header.argv}
 
 
 def resume_mismatches(old, new):

@@ -1,9 +1,9 @@
-"""The records of a probe results file, version 3: a header, one case record
+"""The records of a probe results file, version 2: a header, one case record
 per (case, pass, mode) or per skipped case, and an end record per finished run.
 
 These declarations are the contract: the probe builds these objects, the
 file holds their to_json(), readers get them back through from_json(), and
-the committed JSON Schema (tfdet/results/schemas/probe-3.json) is generated
+the committed JSON Schema (tfdet/results/schemas/probe-2.json) is generated
 from them. Renaming a field here, or writing one not declared here, fails
 the tests that read a real probe run.
 """
@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .typed import Record, field
 from .vocabulary import EXECUTIONS, MODES, ONEDNN_SETTINGS, OUTCOMES
 
-SCHEMA_VERSION = 3  # 3: the header's settings (probe_settings.py); 2 files are migrated
+SCHEMA_VERSION = 2
 KIND = "probe"
 
 
@@ -89,8 +89,10 @@ class ProbeHeader(Record):
     max_repeats: Optional[int] = field(None)
     timeout_s: Optional[float] = field(None)
     catalogue_digest: Optional[str] = field(None)
-    settings: Dict[str, Any] = field({}, doc="the probe settings with no field of their own here, by name "
-                                          "(probe_settings.py), e.g. settle")
+    # An optional addition to version 2 (absent from files written before it):
+    # probe_file.recorded_settings reads those from their argv.
+    settings: Optional[Dict[str, Any]] = field(None, doc="the probe settings with no field of their own here, by "
+                                                         "name (tfdet/results/probe_settings.py), e.g. settle")
 
     @property
     def first_environment(self):
