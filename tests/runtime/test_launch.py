@@ -41,6 +41,10 @@ def test_a_group_leader_is_interrupted_first_and_takes_its_group_with_it(tmp_pat
             "open(sys.argv[1], 'w').write(str(p.pid))\n"
             "try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(7)\n")
     child = start(ChildSpec(code=code, args=(str(pid_file),), timeout=3.0, stop=INTERRUPT, own_group=True))
+    for _ in range(600):  # a loaded machine may take a while to start Python; the timeout counts from finish()
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.1)
     done = child.finish()
     assert done.timed_out and done.returncode == 7  # SIGINT first: the program's own KeyboardInterrupt
     grandchild = int(pid_file.read_text())
