@@ -17,7 +17,9 @@ own layer unless SIDEWAYS says why):
                  tfdet.scanning, tfdet.locating (+ tfdet.testing), tfdet.diverge,
                  tfdet.matrix, tfdet.compare
     2  core      tfdet.results, tfdet.catalog (+ tfdet.catalog_data),
-                 tfdet.executor (runs independent jobs; features use it)
+                 tfdet.executor (runs independent jobs; features use it),
+                 tfdet.runtime (starts and sets up every child process: modes,
+                 launch, apply; the only module that starts processes)
     1  base      tfdet.tfinfo, tfdet._version, tfdet.progress (the events of a long run)
 """
 
@@ -48,6 +50,7 @@ LAYERS = {
     "catalog": (2, ["tfdet.catalog", "tfdet.catalog_data"]),
     "graph": (2, ["tfdet.graph"]),  # the one graph walker: protos in, ops out
     "executor": (2, ["tfdet.executor"]),  # local process pool or dask.distributed; diverge (later probe, matrix)
+    "runtime": (2, ["tfdet.runtime"]),  # the modes, the one launcher, the one way a child applies its mode
     "tfinfo": (1, ["tfdet.tfinfo"]),
     "version": (1, ["tfdet._version"]),
     "lazy": (1, ["tfdet._lazy"]),  # the lazy package facades' one __getattr__
@@ -71,19 +74,16 @@ SIDEWAYS = {
     # in a run when asked to (--patch).
     ("locating", "scanning"): "locate judges the op it found with the scan's findings",
     ("locating", "facade"): "a run under --patch calls tfdet.patch()",
-    # diverge trains under the probe's modes (probe.modes, one definition of what
-    # each mode switches on) and starts each training the way the probe starts its
-    # workers (probe.process.module_command: this tfdet, whatever the cwd).
-    ("diverge", "probe"): "diverge reuses the probe's mode definitions and process launcher",
     # The patched mode calls tfdet.patch() inside the training process.
     ("diverge", "facade"): "a patched training calls tfdet.patch()",
     # compare starts its trainings through diverge's one-training job, modes and
     # workloads: one way to launch TensorFlow processes, not a second one.
     ("compare", "diverge"): "compare trains through diverge's job (run_training), modes and workloads",
-    # The matrix runs the probe on each version: which modes a TF has comes from
-    # the probe's mode definitions, and the probe starts with this tfdet in
-    # another interpreter by the probe's own launcher (probe.process.module_command).
-    ("matrix", "probe"): "the matrix reuses the probe's mode definitions and process launcher",
+    # The runtime's modes are the catalogue's switches (runtime.modes); a child dies
+    # with its parent and a job's child stops with its job by the executor's
+    # lifeline and signal handling.
+    ("runtime", "catalog"): "what each mode switches on comes from the catalogue's switches",
+    ("runtime", "executor"): "a child dies with its parent (lifeline) and stops with its job (signals)",
     # The catalogue judges measurements against its claims (catalog.crosscheck, used by
     # the report and by `tfdet catalog update`) in the results' own words: outcomes,
     # modes, records. One way only: tfdet.results never imports the catalogue.
@@ -452,3 +452,64 @@ def test_the_parser_sees_every_kind_of_import(tmp_path):
     assert find_cycles(graph) == [["tfdet.sub.a", "tfdet.sub.b", "tfdet.sub.a"]]
     lazy = {(i.importer, i.target): i.lazy for i in imports}
     assert lazy[("tfdet.sub.a", "os")] is False and lazy[("tfdet.sub.a", "tfdet.sub.c.thing")] is True
+
+
+# --------------------------------------------------------------------------- who starts processes
+
+# Only tfdet.runtime starts processes (launch.py: one interpreter choice, one way
+# to load tfdet that a checkout cannot shadow, one timeout, stop and stderr tail).
+# Modules outside it that may, and why:
+STARTS_PROCESSES_ALLOWED = {
+    # The local executor's process pool: spawned interpreters that run jobs (which
+    # start their TensorFlow children through tfdet.runtime), not TensorFlow children.
+    "tfdet.executor.local": "the executor's process pool runs jobs, each launching through tfdet.runtime",
+}
+
+_PROCESS_MODULES = ("subprocess", "multiprocessing", "pty", "concurrent.futures.process")
+_PROCESS_CALLS = {"os": ("fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp", "spawn", "exec"),
+                  "concurrent.futures": ("ProcessPoolExecutor",)}
+
+
+def process_starts(source, name="<module>"):
+    """[(line, what)] where a module's source starts (or imports the means to start) a process."""
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, "import " + a.name) for a in node.names
+                         if a.name.startswith(_PROCESS_MODULES))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.startswith(_PROCESS_MODULES):
+                found.append((node.lineno, "from %s import" % node.module))
+            for alias in node.names:
+                if alias.name.startswith(_PROCESS_CALLS.get(node.module, ())):
+                    found.append((node.lineno, "from %s import %s" % (node.module, alias.name)))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.attr.startswith(_PROCESS_CALLS.get(node.value.id, ())):
+                found.append((node.lineno, "%s.%s" % (node.value.id, node.attr)))
+        elif isinstance(node, ast.Attribute) and node.attr == "ProcessPoolExecutor":
+            found.append((node.lineno, "ProcessPoolExecutor"))
+    return found
+
+
+def test_only_the_runtime_starts_processes(tfdet_graph):
+    modules, _, _ = tfdet_graph
+    bad = []
+    for module, path in sorted(modules.items()):
+        if component_of(module) == "runtime" or module in STARTS_PROCESSES_ALLOWED:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            bad.extend("%s:%d %s" % (module, line, what) for line, what in process_starts(handle.read(), path))
+    assert not bad, ("start processes through tfdet.runtime.launch (or allow-list the module, with the reason, "
+                     "in STARTS_PROCESSES_ALLOWED):\n  " + "\n  ".join(bad))
+    assert all(process_starts(open(modules[m], encoding="utf-8").read()) for m in STARTS_PROCESSES_ALLOWED), \
+        "an allowed module no longer starts processes: remove it from STARTS_PROCESSES_ALLOWED"
+    assert process_starts(open(modules["tfdet.runtime.launch"], encoding="utf-8").read())
+
+
+def test_the_process_check_sees_every_way_to_start_one():
+    source = ("import subprocess\nimport multiprocessing.pool\nfrom subprocess import Popen\nimport os\n"
+              "from os import execv\nimport concurrent.futures\n"
+              "def f():\n    os.fork()\n    os.execvpe('x', [], {})\n    os.system('ls')\n"
+              "    concurrent.futures.ProcessPoolExecutor()\n    os.getpid()\n")
+    assert sorted(line for line, _ in process_starts(source)) == [1, 2, 3, 5, 8, 9, 10, 11]
+    assert process_starts("import os\nimport threading\nos.path.join('a')\nos.environ.get('x')\n") == []

@@ -8,7 +8,7 @@ import pytest
 from tfdet import catalog
 from tfdet.matrix import plan
 from tfdet.matrix.versions import VERSIONS, by_tf
-from tfdet.probe.modes import mode_setups
+from tfdet.runtime.modes import mode_setups
 from tfdet.results import read_probe
 from tfdet.results.interpret import not_measured
 

@@ -10,7 +10,7 @@ import yaml
 
 from tfdet.catalog import load_user_catalogue
 from tfdet.probe import cases, environment, measure
-from tfdet.probe.modes import mode_setups, process_environment
+from tfdet.runtime.modes import mode_setups, process_environment
 from tfdet.probe.plan import machine_capabilities, plan_cases
 
 from catalog_fixtures import GOOD_ENTRY, document
@@ -163,7 +163,7 @@ def test_case_registry_has_fixtures_and_no_tf_import():
 def test_expected_to_vary_follows_the_status_and_the_mode_switches():
     from tfdet.catalog import default_catalogue
     from tfdet.catalog import expected_to_vary
-    from tfdet.probe.modes import mode_setups, mode_switch_ids
+    from tfdet.runtime.modes import mode_setups, mode_switch_ids
 
     shipped = default_catalogue()
     switches = mode_switch_ids(shipped, mode_setups(shipped, "2.21.0", True), "2.21.0", "cpu")
@@ -183,7 +183,7 @@ def test_expected_to_vary_follows_the_status_and_the_mode_switches():
 
 def test_a_mode_tf_lacks_fails_only_when_asked_for():
     from tfdet.catalog import default_catalogue
-    from tfdet.probe.modes import classify_modes
+    from tfdet.runtime.modes import classify_modes
 
     setups = mode_setups(default_catalogue(), "1.15.5", True)
     modes = ("baseline", "env", "api")

@@ -35,11 +35,10 @@ tfdet-probe-YYYYMMDD-HHMMSS.jsonl, so the same command can be run again;
 --out FILE is only replaced with --overwrite. A results file has one writer:
 a second probe on the same file (new, --resume or --overwrite) stops at once
 with exit 2. --resume takes the file's parameters for every flag you leave
-out, and refuses (exit 2, naming each one) a flag given with a different value
-than the file's: --size, --seed, --repeats, --max-repeats, --processes,
---execution, --threads, --onednn, --modes, --ops; and a file made with another
-TF, Python, tfdet or catalogue. What an older file does not record is
-assumed to match, with a note.
+out, and refuses (exit 2, naming each one) a file made with another TF, Python,
+tfdet or catalogue, and a flag given with a different value than the file's:
+%(compared)s
+What an older file does not record is assumed to match, with a note.
 
 Modes: by default every mode this TF has (api needs TF 2.8; a missing one is
 noted, not an error). A mode that was asked for with --modes and does not exist
@@ -77,7 +76,18 @@ full, no permission, read-only, a directory in the way (one line names the
 path and the cause; the file ends at its last complete case, so --resume
 continues it once the cause is fixed); 130 interrupted by Ctrl-C or SIGTERM
 (finished cases kept, scratch space removed).
-""" % {"processes": 2}
+"""
+
+
+def _epilog():
+    """EPILOG with the settings' own defaults and the flags --resume compares (results/probe_settings.py)."""
+    import textwrap
+
+    from ..results import probe_settings
+
+    compared = textwrap.fill(", ".join(probe_settings.compared_flags()), width=79, initial_indent="  ",
+                             subsequent_indent="  ")
+    return EPILOG % {"processes": probe_settings.defaults()["processes"], "compared": compared}
 
 
 def _csv(text):
@@ -99,31 +109,28 @@ def _results_path(args):
     return datetime.datetime.now().strftime(DEFAULT_OUT)
 
 
-def add_parser(commands):
+def _setting_argument(parser, field):
+    """One ProbeSettings field as its flag; the default is None so that --resume
+    sees what was given (the built-in default comes after, from the field)."""
     from ..results import MODES
 
-    parser = commands.add_parser("probe", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
+    meta = field.metadata
+    help_text = meta["help"].format(default=field.default, modes=", ".join(MODES))
+    if meta["parse"] == "switch":
+        parser.add_argument(meta["flag"], action="store_true", default=None, help=help_text)
+        return
+    kind = None if meta["parse"] is None else _csv if meta["parse"] == "csv" else getattr(arguments, meta["parse"])
+    parser.add_argument(meta["flag"], type=kind, default=None, metavar=meta["metavar"], choices=meta["choices"],
+                        help=help_text)
+
+
+def add_parser(commands):
+    from ..results import probe_settings
+
+    parser = commands.add_parser("probe", help=HELP, description=HELP.capitalize() + ".", epilog=_epilog(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", type=_csv, metavar="MODE,...",
-                        help="modes to run, from %s (default: every one this TF has; a mode asked for here that "
-                             "cannot run makes the exit code 4)" % (
-                            ", ".join(MODES)))
-    parser.add_argument("--ops", type=_csv, metavar="NAME,...",
-                        help="ops to probe: catalogue ids, API aliases or raw op names (default: all)")
-    parser.add_argument("--repeats", type=arguments.runs, default=None, metavar="N", help="runs per process (default 5)")
-    parser.add_argument("--processes", type=arguments.processes, default=None, metavar="N",
-                        help="processes per mode (default 2; variance across processes needs 2)")
-    parser.add_argument("--max-repeats", type=arguments.max_repeats, default=None, metavar="N",
-                        help="runs per case and mode, at most, before an op the catalogue says varies here (or that "
-                             "varied in another mode) is called deterministic (default 100)")
-    parser.add_argument("--settle", action="store_true", default=None,
-                        help="also run up to --max-repeats where the catalogue has no claim for this TF and device "
-                             "(unknown), so that an op that does not vary is measured well enough to become one: "
-                             "tfdet catalog update takes a quiet result as a claim from 29 runs in 2 processes")
-    parser.add_argument("--size", type=arguments.size, default=None, metavar="X",
-                        help="scale every case's input size (default 1.0: about 1e5-1e6 elements)")
-    parser.add_argument("--rounds", type=arguments.rounds, default=5, metavar="N",
-                        help="interleaved timing rounds per process (default 5)")
+    for field in probe_settings.fields():
+        _setting_argument(parser, field)
     arguments.add_output_file(parser, "results file, JSON Lines (default: a new tfdet-probe-YYYYMMDD-HHMMSS.jsonl "
                                       "per run; with --resume, the newest one here)")
     parser.add_argument("--report", metavar="FILE",
@@ -131,17 +138,6 @@ def add_parser(commands):
     parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases (--out FILE, or the newest "
                              "tfdet-probe-*.jsonl here)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
-    parser.add_argument("--python", metavar="PATH",
-                        help="run the workers with this interpreter (another venv, another TF; needs numpy and TF)")
-    parser.add_argument("--timeout", type=arguments.timeout, default=120.0, metavar="SECONDS",
-                        help="per-case limit before a worker is killed and the case recorded as failed (default 120)")
-    parser.add_argument("--execution", choices=("function", "eager"), default=None,
-                        help="run cases inside tf.function (default) or eagerly; results can differ bitwise")
-    parser.add_argument("--threads", type=arguments.threads, metavar="N",
-                        help="intra- and inter-op threads (default: the number of cores)")
-    parser.add_argument("--onednn", choices=("on", "off", "default"), default=None,
-                        help="pin TF_ENABLE_ONEDNN_OPTS (default: leave TF's default, and record it)")
-    parser.add_argument("--seed", type=arguments.seed, default=None, help="seed of the case inputs (default 0)")
     parser.add_argument("--fail-on-nondeterminism", metavar="MODE",
                         help="exit 1 if any case varies under MODE (for CI gates)")
     parser.add_argument("--allow-missing-modes", action="store_true",
@@ -156,9 +152,6 @@ def add_parser(commands):
     parser.set_defaults(run=run)
 
 
-# Built-in values of the flags --resume can take from the file instead.
-DEFAULTS = {"repeats": 5, "processes": 2, "max_repeats": 100, "size": 1.0, "seed": 0, "execution": "function",
-            "threads": None, "onednn": "default"}
 
 
 def _claim(args):
@@ -176,19 +169,22 @@ def _claim(args):
 def _given(args, digest):
     """What this run's flags say, in the results file's terms; None where a flag was left out."""
     from .. import __version__
+    from ..results import probe_settings
 
-    return {"tfdet_version": __version__, "catalogue": digest, "size": args.size, "seed": args.seed,
-             "repeats": args.repeats, "max_repeats": args.max_repeats, "processes": args.processes,
-             "execution": args.execution, "intra_op_threads": args.threads, "inter_op_threads": args.threads,
-             "onednn": args.onednn, "modes": sorted(args.modes) if args.modes else None,
-             "ops": sorted(args.ops) if args.ops else None}
+    given = {"tfdet_version": __version__, "catalogue": digest}
+    for field in probe_settings.fields():
+        if field.metadata["resume"] == probe_settings.COMPARE:
+            for name in field.metadata["header"] or (field.name,):
+                given[name] = getattr(args, field.name)
+    given.update(modes=sorted(args.modes) if args.modes else None, ops=sorted(args.ops) if args.ops else None)
+    return given
 
 
 def _resume_defaults(args, digest, writer):
     """--resume: refuse a flag given with another value than the file's; take
     the file's value for every flag left out. Returns notes for the user."""
-    from ..results import ResultsError
-    from ..results.probe_file import mismatch_message, resume_parameters, unrecorded_parameters
+    from ..results import ResultsError, probe_settings
+    from ..results.probe_file import mismatch_message, recorded_settings, resume_parameters, unrecorded_parameters
 
     try:
         existing = writer.existing()
@@ -200,27 +196,26 @@ def _resume_defaults(args, digest, writer):
     recorded = resume_parameters(header)
     given = _given(args, digest)
     if args.max_repeats is not None:  # the file records the effective value: at least processes x repeats
-        processes = args.processes or recorded["processes"] or DEFAULTS["processes"]
-        repeats = args.repeats or recorded["repeats"] or DEFAULTS["repeats"]
+        builtin = probe_settings.defaults()
+        processes = args.processes or recorded["processes"] or builtin["processes"]
+        repeats = args.repeats or recorded["repeats"] or builtin["repeats"]
         given["max_repeats"] = max(args.max_repeats, processes * repeats)
     mismatches = [(name, recorded[name], value) for name, value in given.items()
                   if value is not None and recorded.get(name) is not None and recorded[name] != value]
     if mismatches:
         raise CommandError(mismatch_message(args.out, mismatches), USAGE)
-    for name in ("size", "seed", "repeats", "max_repeats", "processes", "execution", "onednn"):
-        if getattr(args, name) is None and recorded[name] is not None:
-            setattr(args, name, recorded[name])
-    if args.threads is None and recorded["intra_op_threads"] is not None:
-        args.threads = recorded["intra_op_threads"]
-        args.inter_threads = recorded["inter_op_threads"]
+    for name in probe_settings.resumed():
+        value = probe_settings.recorded_value(name, recorded, recorded_settings(header))
+        if getattr(args, name) is None and value is not None:
+            setattr(args, name, value)
+            if name == "threads":  # the file's inter-op threads too (the flag sets both)
+                args.inter_threads = recorded["inter_op_threads"]
     if args.modes is None:
         args.modes = list(header.modes_asked)
         args.modes_requested = header.modes_requested if header.modes_requested is not None \
             else "--modes" in header.argv
     if args.ops is None:
         args.ops = header.case_ids
-    if args.settle is None:
-        args.settle = "--settle" in header.argv
     unknown = [name for name in unrecorded_parameters(header) if name in given]
     if unknown:
         return ["%s does not record %s (an older tfdet wrote it); resuming as if they match" % (
@@ -289,13 +284,14 @@ def _run_claimed(args, out, catalogue, writer):
     from ..probe import ProbeConfig, ProbeError, catalogue_digest, patch_available, run_probe
     from ..results import (MODES, ResultsError, ResultsInUse, ResultsMismatch, ResultsWriteError, describe_os_error,
                            interpret, read_probe)
+    from ..results import probe_settings
     from .probe_summary import summarise
     from .progress import Display
 
     args.inter_threads = args.threads
     args.modes_requested = bool(args.modes)
     notes = _resume_defaults(args, catalogue_digest(), writer) if args.resume else []
-    for name, value in DEFAULTS.items():
+    for name, value in probe_settings.defaults().items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     modes = args.modes or [m for m in MODES if m != "patched" or patch_available(args.python)]
@@ -311,7 +307,8 @@ def _run_claimed(args, out, catalogue, writer):
         intra_threads=args.threads, inter_threads=args.inter_threads,
         onednn=None if args.onednn == "default" else args.onednn == "on",
         timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:], max_repeats=args.max_repeats,
-        modes_requested=args.modes_requested, results=writer, settle=bool(args.settle))
+        modes_requested=args.modes_requested, results=writer, settle=bool(args.settle),
+        settings={f.name: getattr(args, f.name) for f in probe_settings.fields()})
     progress = Display(args.err, "probe", quiet=args.quiet)
     interrupted = False
     try:

@@ -43,12 +43,11 @@ def _directory(args):
 def run(args, out):
     from ..executor import ExecutorError, open_executor
     from ..probe.fleet import FleetError, probe_flags, run_fleet
+    from ..results import probe_settings
     from .progress import Display
 
     directory = _directory(args)
-    flags = probe_flags({name: getattr(args, name, None) for name in (
-        "modes", "ops", "repeats", "processes", "max_repeats", "size", "rounds", "python", "timeout",
-        "execution", "threads", "onednn", "seed")})
+    flags = probe_flags({f.name: getattr(args, f.name, None) for f in probe_settings.fields()})
 
     message = Display(args.err, "probe", quiet=args.quiet).message
 

@@ -9,30 +9,20 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import time
 
-from ..executor.lifeline import child_guard
-from ..executor.signals import restore_sigterm, unwind_on_sigterm
-
-STDERR_TAIL = 2000
+from ..runtime.launch import ChildSpec, child_environ, launch
 
 
 def _environ(spec):
-    environ = {k: v for k, v in os.environ.items() if k not in spec.get("unset", ())}
-    environ.update(spec.get("env", {}))
-    environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    return environ
+    return child_environ(spec.get("unset", ()), spec.get("env", {}), {"TF_CPP_MIN_LOG_LEVEL": "2"})
 
 
 def run_training(spec, timeout=None, python=None):
     """Train once in a new process. spec: workload, lr, momentum, epochs,
     batch_size, init_seed, batch_seed, and the mode's env / unset / api_calls / patch."""
     import numpy as np
-
-    from tfdet.probe.process import module_command
 
     workdir = tempfile.mkdtemp(prefix="tfdet-diverge-")
     started = time.time()
@@ -41,28 +31,15 @@ def run_training(spec, timeout=None, python=None):
         spec_path = os.path.join(workdir, "spec.json")
         with open(spec_path, "w", encoding="utf-8") as handle:
             json.dump(spec, handle)
-        command = module_command(python or sys.executable, "tfdet.diverge.training") + [spec_path, workdir]
-        proc = subprocess.Popen(command, env=_environ(spec), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                universal_newlines=True, preexec_fn=child_guard())  # dies with this process
-        previous = unwind_on_sigterm()
-        try:
-            _, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+        # dies with this process; Ctrl-C, or the executor stopping this job, stops the training too
+        done = launch(ChildSpec(module="tfdet.diverge.training", args=(spec_path, workdir), python=python,
+                                env=_environ(spec), timeout=timeout, stop_on_sigterm=True))
+        if done.timed_out:
             return dict(base, ok=False, outcome="timeout", error="no result after %g s (killed)" % timeout,
                         wall_seconds=time.time() - started)
-        except BaseException:  # Ctrl-C, or the executor stopping this job: the training stops too
-            proc.kill()
-            proc.wait()
-            raise
-        finally:
-            restore_sigterm(previous)
-        if proc.returncode != 0 or not os.path.exists(os.path.join(workdir, "result.json")):
-            tail = (stderr or "").strip()[-STDERR_TAIL:]
-            last = tail.splitlines()[-1] if tail else ""
+        if done.returncode != 0 or not os.path.exists(os.path.join(workdir, "result.json")):
             return dict(base, ok=False, outcome="failed",
-                        error="exit %d: %s" % (proc.returncode, last), stderr_tail=tail,
+                        error="exit %d: %s" % (done.returncode, done.last_line()), stderr_tail=done.stderr_tail(),
                         wall_seconds=time.time() - started)
         with open(os.path.join(workdir, "result.json"), encoding="utf-8") as handle:
             meta = json.load(handle)

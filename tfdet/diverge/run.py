@@ -60,10 +60,11 @@ class DivergeConfig:
 
 
 def mode_specs(modes):
-    """{mode: {env, unset, api_calls, patch}} from the probe's mode definitions
+    """{mode: {env, unset, api_calls, patch}} from the runtime's mode definitions
     (the catalogue's switches for the installed TF). DivergeError for a mode this TF lacks."""
     from ..catalog import default_catalogue
-    from ..probe.modes import mode_setups
+    from ..runtime.apply import mode_spec
+    from ..runtime.modes import mode_setups
     from ..tfinfo import installed_tf_version
 
     tf_version = installed_tf_version()
@@ -75,8 +76,7 @@ def mode_specs(modes):
         setup = setups[mode]
         if not setup.available:
             raise DivergeError("mode %s: %s" % (mode, setup.reason))
-        specs[mode] = {"env": dict(setup.env), "unset": list(setup.unset), "api_calls": list(setup.api_calls),
-                       "patch": bool(setup.patch)}
+        specs[mode] = mode_spec(setup)
     return tf_version, specs
 
 

@@ -19,22 +19,16 @@ import time
 
 
 def apply_mode(tf, spec):
-    """The mode's API calls and patch, in this fresh process, before any op runs."""
-    from tfdet.tfinfo import resolve_api
+    """The mode's API calls and patch, in this fresh process, before any op runs.
+    What patch() does not cover is the probe's and scan's business: not said here."""
+    from tfdet.runtime.apply import apply_mode as apply
 
-    for call in spec.get("api_calls", []):
-        function = resolve_api(tf, call["name"])
-        if function is None:
-            raise AttributeError("TF %s has no %s" % (tf.__version__, call["name"]))
-        function(*call.get("args", []))
+    patch = None
     if spec.get("patch"):
-        import warnings
-
         import tfdet
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # what patch() does not cover is the probe's and scan's business
-            tfdet.patch(quiet=True)
+        patch = tfdet.patch
+    apply(tf, spec.get("api_calls", []), patch, {"quiet": True})
 
 
 def _builtin(tf, np, spec):

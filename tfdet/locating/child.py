@@ -107,7 +107,10 @@ def main(argv=None):
     if options.patch:
         import tfdet
 
-        tfdet.patch()
+        from ..runtime.apply import apply_mode
+
+        for warning in apply_mode(tf, patch=tfdet.patch):  # said in the run's log, as patch() says them
+            sys.stderr.write("%s\n" % warning)
 
     recorder = Recorder(options.trace, steps=options.steps, max_bytes=options.max_bytes, save=save,
                         save_dir=options.save_dir, method=options.method)

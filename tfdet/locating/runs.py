@@ -13,7 +13,6 @@ import json
 import os
 import pickle
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..results.locate_records import RunOutcome
+from ..runtime.launch import INTERRUPT, KILL, ChildSpec, child_environ, start
 from .trace_file import TraceError, read_trace, repeat_path
 
 WRITE_FAILED = 5  # child.py's exit status when its trace could not be written
@@ -70,14 +70,15 @@ def function_target(fn, args, kwargs):
 
 
 def _environment():
-    """The child's environment: the same tfdet as ours, a fixed hash seed, quiet TF logs."""
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = [root, os.getcwd()] + [path for path in sys.path if path]  # where the function's module was found
-    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    env.setdefault("PYTHONHASHSEED", "0")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    return env
+    """The child's environment: ours, a fixed hash seed, quiet TF logs."""
+    return child_environ(defaults={"PYTHONHASHSEED": "0", "TF_CPP_MIN_LOG_LEVEL": "2"})
+
+
+def _user_paths():
+    """Where the user's code can be found: the working directory and this
+    process's sys.path (where the function's module was found). The child loads
+    tfdet before it adds them, so a tfdet/ directory among them cannot shadow it."""
+    return tuple(p for p in [os.getcwd()] + sys.path if p)
 
 
 def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, save=None, method=None,
@@ -86,42 +87,36 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
     (Run read from its trace or None, RunOutcome) for each call, in order."""
     stem = os.path.join(workdir, "run-%d%s" % (index, "-detail" if save else ""))
     trace = stem + ".trace.jsonl"
-    command = [sys.executable, "-m", "tfdet.locating.child", "--trace", trace, "--repeats", str(repeats)]
+    args = ["--trace", trace, "--repeats", str(repeats)]
     if steps:
-        command += ["--steps", str(steps)]
+        args += ["--steps", str(steps)]
     if max_bytes:
-        command += ["--max-bytes", str(max_bytes)]
+        args += ["--max-bytes", str(max_bytes)]
     if method:
-        command += ["--method", method]
+        args += ["--method", method]
     if patch:
-        command.append("--patch")
+        args.append("--patch")
     if save:
         save_file, save_dir = stem + ".save.json", stem + ".saved"
         os.makedirs(save_dir, exist_ok=True)
         with open(save_file, "w", encoding="utf-8") as handle:
             json.dump([list(ref) for ref in save], handle)
-        command += ["--save", save_file, "--save-dir", save_dir]
-    command += target.command(workdir)
+        args += ["--save", save_file, "--save-dir", save_dir]
+    args += target.command(workdir)
+    # Its own process group, killed when the run ends, is stopped, or locate is
+    # interrupted: what the program started goes with it.
+    spec = ChildSpec(module="tfdet.locating.child", args=tuple(args), env=_environment(), user_paths=_user_paths(),
+                     timeout=timeout, stop=INTERRUPT, own_group=True, log=stem + ".log")
     started = time.monotonic()
-    timed_out = False
-    with open(stem + ".log", "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=_environment(),
-                                   start_new_session=True)
+    process = start(spec)
+    with _live_lock:
+        _live.add(process)
+    try:
+        done = process.finish()
+    finally:
         with _live_lock:
-            _live.add(process)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _stop(process)
-        except BaseException:
-            _stop(process)
-            raise
-        finally:
-            _kill_group(process)  # what the program started and left running goes with it
-            with _live_lock:
-                _live.discard(process)
-    seconds = time.monotonic() - started
+            _live.discard(process)
+    timed_out, seconds = done.timed_out, time.monotonic() - started
     write_failed = process.returncode in (WRITE_FAILED, -getattr(signal, "SIGXFSZ", 25))
     results = []
     for repeat in range(repeats):
@@ -157,28 +152,7 @@ def stop_all():
     with _live_lock:
         running = list(_live)
     for process in running:
-        _stop(process, gentle=False)
-
-
-def _kill_group(process):
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _stop(process, gentle=True):
-    """Interrupt the run's whole process group, then kill it if it does not go."""
-    for sig, wait in ((signal.SIGINT, 5), (signal.SIGKILL, 5))[0 if gentle else 1:]:
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        process.stop(KILL)
 
 
 def _write_failure(log, returncode):

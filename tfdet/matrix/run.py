@@ -36,7 +36,7 @@ class MatrixExists(Exception):
 
 def make_plans(config, catalogue):
     """One VersionPlan per version: the modes it runs, why others do not, its results file and state."""
-    from ..probe.modes import mode_setups
+    from ..runtime.modes import mode_setups
     from ..results import read_probe
     from ..results.interpret import not_measured
 

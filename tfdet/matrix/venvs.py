@@ -14,10 +14,9 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import time
 
-from ..executor.lifeline import child_guard
+from ..runtime.launch import ChildSpec, launch
 from .versions import env_name
 
 # Where environments live unless --venvs or TFDET_VENVS says otherwise.
@@ -82,12 +81,11 @@ def pyenv_roots():
     roots = []
     if shutil.which("pyenv"):
         try:
-            out = subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, universal_newlines=True,
-                                 timeout=30).stdout.strip()
+            done = launch(ChildSpec(tool=("pyenv", "root"), stdout="capture", timeout=30))
+            out = "" if done.timed_out else done.stdout.strip()
             if out:
                 roots.append(out)
-        except (OSError, subprocess.SubprocessError):
+        except OSError:
             pass
     for root in (os.environ.get("PYENV_ROOT"), os.path.expanduser("~/.pyenv"), "/root/.pyenv"):
         if root and root not in roots:
@@ -119,13 +117,12 @@ def smoke(python, timeout=SMOKE_TIMEOUT):
     """(ok, tf version, numpy version, stderr tail) of the smoke test in `python`."""
     if not os.access(python, os.X_OK):
         return False, None, None, "%s does not exist" % python
-    try:
-        r = subprocess.run([python, "-c", SMOKE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, env=quiet_environ(), timeout=timeout, preexec_fn=child_guard())
-    except subprocess.TimeoutExpired:
-        return False, None, None, "smoke test timed out after %ds" % timeout
+    try:  # a bare interpreter: the environment's own TF, no tfdet
+        r = launch(ChildSpec(code=SMOKE, python=python, env=quiet_environ(), stdout="capture", timeout=timeout))
     except OSError as exc:
         return False, None, None, str(exc)
+    if r.timed_out:
+        return False, None, None, "smoke test timed out after %ds" % timeout
     words = (r.stdout.strip().splitlines() or [""])[-1].split()
     if r.returncode != 0 or len(words) != 2:
         return False, None, None, tail(r.stderr) or "exit code %d" % r.returncode
@@ -139,13 +136,12 @@ def wanted(version, tf_version):
 
 def _step(command, timeout):
     """(ok, stderr tail) of one creation step."""
-    try:
-        r = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # pip dies with this process
-                           universal_newlines=True, env=quiet_environ(), timeout=timeout, preexec_fn=child_guard())
-    except subprocess.TimeoutExpired:
-        return False, "timed out after %ds: %s" % (timeout, " ".join(command))
+    try:  # pip dies with this process
+        r = launch(ChildSpec(tool=tuple(command), env=quiet_environ(), stdout="capture", timeout=timeout))
     except OSError as exc:
         return False, str(exc)
+    if r.timed_out:
+        return False, "timed out after %ds: %s" % (timeout, " ".join(command))
     if r.returncode != 0:
         return False, tail(r.stderr + "\n" + r.stdout) or "exit code %d" % r.returncode
     return True, ""

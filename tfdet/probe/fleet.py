@@ -17,14 +17,8 @@ import time
 from typing import Optional
 
 from ..results import ResultsError, read_probe
+from ..results.probe_settings import child_argv
 from .fleet_job import probe_on_this_machine
-
-# `tfdet probe` flags a machine's probe takes over from the fleet command, in the
-# order they are passed on (attribute, flag).
-PROBE_FLAGS = (("modes", "--modes"), ("ops", "--ops"), ("repeats", "--repeats"), ("processes", "--processes"),
-               ("max_repeats", "--max-repeats"), ("size", "--size"), ("rounds", "--rounds"),
-               ("python", "--python"), ("timeout", "--timeout"), ("execution", "--execution"),
-               ("threads", "--threads"), ("onednn", "--onednn"), ("seed", "--seed"))
 
 
 class FleetError(Exception):
@@ -44,14 +38,9 @@ class MachineOutcome:
 
 
 def probe_flags(values):
-    """The flags to pass on, from {attribute: value}; None and empty values are left out. Pure."""
-    flags = []
-    for name, flag in PROBE_FLAGS:
-        value = values.get(name)
-        if value is None or value == [] or value == ():
-            continue
-        flags += [flag, ",".join(value) if isinstance(value, (list, tuple)) else str(value)]
-    return flags
+    """The `tfdet probe` flags a machine's probe takes over from the fleet command,
+    from {setting: value} (results/probe_settings.py); None and empty values are left out. Pure."""
+    return child_argv(values)
 
 
 def file_name(machine):

@@ -11,13 +11,8 @@ loses no finished case on any machine.
 import os
 import signal
 import socket
-import subprocess
-import sys
 
-from ..executor.lifeline import child_guard
-from ..executor.signals import restore_sigterm, unwind_on_sigterm
-
-STDERR_TAIL = 2000
+from ..runtime.launch import TERMINATE, ChildSpec, launch
 
 
 def state_dir():
@@ -34,27 +29,17 @@ def probe_on_this_machine(flags, key, resume):
     directory = state_dir()
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, key + ".jsonl")
-    command = [sys.executable, "-m", "tfdet", "probe"] + list(flags) + [
+    args = ["probe"] + list(flags) + [
         "--out", path, "--quiet", "--allow-missing-modes", "--resume" if resume and os.path.exists(path)
         else "--overwrite"]
-    # SIGTERM when this process ends: the probe then stops as on Ctrl-C, keeping its cases
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               universal_newlines=True, preexec_fn=child_guard(signal.SIGTERM))
-    previous = unwind_on_sigterm()  # in a pool process, SIGTERM from the executor lands in the except below
-    try:
-        _, stderr = process.communicate()
-    except BaseException:  # the executor stopping this job: stop the probe as Ctrl-C would (it keeps its cases)
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        raise
-    finally:
-        restore_sigterm(previous)
+    # This tfdet, whatever the worker's working directory. SIGTERM when this process
+    # ends, or when the executor stops this job: the probe then stops as on Ctrl-C,
+    # keeping its cases.
+    done = launch(ChildSpec(module="tfdet", args=tuple(args), dies_with_parent=signal.SIGTERM, stop=TERMINATE,
+                            stop_on_sigterm=True))
     text = None
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
-    return {"host": socket.gethostname(), "returncode": process.returncode, "text": text,
-            "stderr_tail": (stderr or "")[-STDERR_TAIL:], "path": path}
+    return {"host": socket.gethostname(), "returncode": done.returncode, "text": text,
+            "stderr_tail": done.stderr_tail(), "path": path}

@@ -1,5 +1,5 @@
 """Run in the interpreter under test (`python -m tfdet.probe.patch_check`, via
-process.module_command): exits 0 if tfdet.patch() can run there -- the patch
+runtime.launch): exits 0 if tfdet.patch() can run there -- the patch
 and the catalogue it reads import (PyYAML, jsonschema, ... installed) -- and 1
 with the reason on stderr if not. A bare TF environment has only numpy and TF:
 the probe's patched mode cannot run in it."""

@@ -1,14 +1,11 @@
 """One worker process: start it, talk JSON lines to it, time out, restart."""
 
-import collections
 import json
-import os
 import queue
-import subprocess
 import threading
 import time
 
-from ..executor.lifeline import child_guard
+from ..runtime.launch import ChildSpec, StderrTail, describe_exit, start
 
 
 class WorkerFailed(Exception):
@@ -18,34 +15,6 @@ class WorkerFailed(Exception):
         super().__init__(message)
         self.stderr_tail = stderr_tail
         self.returncode = returncode
-
-
-def package_dir():
-    """The directory of the tfdet package this process runs (source tree or site-packages)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-# Run a tfdet module in another interpreter with exactly this process's tfdet:
-# the working directory is dropped from sys.path (`python -m` would put it first,
-# so a checkout would shadow an installed tfdet), and tfdet is loaded from its
-# own directory instead of PYTHONPATH, which would also expose this
-# interpreter's site-packages to one of another Python version. Python 3.7 syntax.
-_LAUNCH = """\
-import importlib.util, os, runpy, sys
-here = os.getcwd()
-sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.abspath(p) != here]
-spec = importlib.util.spec_from_file_location(
-    'tfdet', os.path.join(%(package)r, '__init__.py'), submodule_search_locations=[%(package)r])
-module = importlib.util.module_from_spec(spec)
-sys.modules['tfdet'] = module
-spec.loader.exec_module(module)
-runpy.run_module(%(module)r, run_name='__main__', alter_sys=True)
-"""
-
-
-def module_command(python, module):
-    """argv that runs `python -m module` against this process's tfdet, whatever the working directory."""
-    return [python, "-u", "-c", _LAUNCH % {"package": package_dir(), "module": module}]
 
 
 class WorkerProcess(object):
@@ -60,26 +29,22 @@ class WorkerProcess(object):
 
     def start(self):
         self.lines = queue.Queue()
-        self.stderr = collections.deque(maxlen=self.STDERR_LINES)
-        try:
-            self.proc = subprocess.Popen(
-                module_command(self.python, "tfdet.probe.worker"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env=self.environ, universal_newlines=True, bufsize=1,
-                preexec_fn=child_guard(outlives_thread=True))  # dies with the probe, even mid-case
+        try:  # dies with the probe, even mid-case
+            self.proc = start(ChildSpec(module="tfdet.probe.worker", python=self.python, env=self.environ),
+                              interactive=True)
         except OSError as exc:
             raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc)) from None
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put, True), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr.append, False), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
+        self.stderr = StderrTail(self.proc.stderr, self.STDERR_LINES)
 
     @staticmethod
-    def _pump(stream, sink, mark_end):
+    def _pump(stream, sink):
         for line in stream:
             sink(line.rstrip("\n"))
-        if mark_end:
-            sink(None)  # end of stream: the process has exited
+        sink(None)  # end of stream: the process has exited
 
     def stderr_tail(self, lines=12):
-        return "\n".join(list(self.stderr)[-lines:])
+        return self.stderr.text(lines)
 
     def receive(self, timeout):
         """The next protocol message; WorkerFailed on death or timeout."""
@@ -112,9 +77,8 @@ class WorkerProcess(object):
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self):
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None:
             self.proc.kill()
-            self.proc.wait()
 
     def stop(self):
         if self.alive():
@@ -124,16 +88,3 @@ class WorkerProcess(object):
                 pass
             finally:
                 self.kill()
-
-
-def describe_exit(code):
-    if code is None:
-        return "still running"
-    if code < 0:
-        import signal
-
-        try:
-            return "killed by %s" % signal.Signals(-code).name
-        except ValueError:
-            return "killed by signal %d" % -code
-    return "exit code %d" % code

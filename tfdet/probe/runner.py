@@ -5,7 +5,6 @@ import dataclasses
 import datetime
 import hashlib
 import os
-import subprocess
 import sys
 import time
 
@@ -14,13 +13,14 @@ from ..catalog import expected_to_vary
 from ..progress import SILENT, Finished, Message, Started, Working
 from ..results import interpret, stats
 from ..results.probe_file import ProbeResultsWriter, read_probe
+from ..results.probe_settings import header_settings
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
 from . import cases
 from . import measure, scratch
-from .modes import classify_modes, mode_setups, mode_switch_ids, process_environment
+from ..runtime.launch import ChildSpec, launch
+from ..runtime.modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
-from ..executor.lifeline import child_guard
-from .process import WorkerFailed, WorkerProcess, module_command
+from .process import WorkerFailed, WorkerProcess
 
 
 class ProbeError(Exception):
@@ -36,7 +36,7 @@ class ProbeConfig(object):
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
-                 results=None, settle=False):
+                 results=None, settle=False, settings=None):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -74,15 +74,18 @@ class ProbeConfig(object):
         # True: every mode in `modes` was asked for, and one that cannot run is a
         # failure; False (the default modes): one this TF lacks is only noted.
         self.modes_requested = modes_requested
+        # {name: value} of any other setting (results/probe_settings.py): recorded in the header
+        self.settings = dict(settings or {})
 
 
 def query_tf_version(python):
     """The TF version installed for another interpreter, without importing TF."""
     try:
-        done = subprocess.run(module_command(python, "tfdet.tfinfo"), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60, preexec_fn=child_guard())
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = launch(ChildSpec(module="tfdet.tfinfo", python=python, timeout=60, stdout="capture"))
+    except OSError as exc:
         raise ProbeError("cannot run %s: %s" % (python, exc)) from None
+    if done.timed_out:
+        raise ProbeError("cannot run %s: no answer within 60 s" % python)
     version = done.stdout.strip()
     if done.returncode != 0 or not version or version == "None":
         raise ProbeError("no TensorFlow is installed for %s%s" % (
@@ -116,11 +119,9 @@ def patch_available(python=None):
     # Asked even of a path that resolves to this interpreter's binary: a virtual
     # environment links to it and still has site-packages of its own.
     try:
-        done = subprocess.run(module_command(python, "tfdet.probe.patch_check"), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=300, preexec_fn=child_guard())
-    except (OSError, subprocess.SubprocessError):
+        return launch(ChildSpec(module="tfdet.probe.patch_check", python=python, timeout=300)).ok
+    except OSError:
         return False
-    return done.returncode == 0
 
 
 class Probe(object):
@@ -392,6 +393,7 @@ class Probe(object):
             environment={mode: Environment.from_json(env, "the %s worker's environment" % mode)
                          for mode, env in environments.items()},
             planned=[list(p) for p in planned], skipped=[list(s) for s in skipped],
+            settings=header_settings(dict(vars(config), **config.settings)),
         )
         writer = config.results or ProbeResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:

@@ -45,29 +45,16 @@ class Worker(object):
                 tf.config.threading.set_intra_op_parallelism_threads(int(threads["intra"]))
             if threads.get("inter"):
                 tf.config.threading.set_inter_op_parallelism_threads(int(threads["inter"]))
-        from tfdet.tfinfo import resolve_api
+        from tfdet.runtime.apply import apply_mode
 
-        for call in command.get("api_calls", []):
-            function = resolve_api(tf, call["name"])
-            if function is None:
-                raise AttributeError("TF %s has no %s" % (tf.__version__, call["name"]))
-            function(*call.get("args", []))
-        patch_warnings = None
+        patch = None
         if command.get("patch"):
-            import warnings
-
             import tfdet
 
-            # What patch() says (a line on stderr, warnings about what it does not
-            # cover) is kept, never fatal: the mode is measured either way.
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                tfdet.patch(**command.get("patch_kwargs", {}))
-            patch_warnings = []
-            for warning in caught:
-                text = "%s: %s" % (warning.category.__name__, str(warning.message)[:300])
-                if text not in patch_warnings and len(patch_warnings) < 10:
-                    patch_warnings.append(text)
+            patch = tfdet.patch
+        # What patch() says (a line on stderr, warnings about what it does not
+        # cover) is kept, never fatal: the mode is measured either way.
+        patch_warnings = apply_mode(tf, command.get("api_calls", []), patch, command.get("patch_kwargs", {}))
         self.execution = command.get("execution", "function")
         environment = self.environment()
         if patch_warnings is not None:

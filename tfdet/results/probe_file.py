@@ -2,7 +2,7 @@
 
 import os
 
-from . import migrate
+from . import migrate, probe_settings
 from .errors import ResultsError, ResultsMismatch
 from .jsonl import JsonLinesWriter, read_lines
 from .probe_records import KIND, RECORDS, SCHEMA_VERSION, CaseRecord, EndRecord, ProbeHeader
@@ -129,23 +129,40 @@ RESUME_PARAMETERS = (
 _SOMETIMES_UNRECORDED = ("catalogue", "max_repeats", "python")
 
 
+def _sometimes_unrecorded():
+    """... and a setting in the header's `settings`, which files older than it lack."""
+    return _SOMETIMES_UNRECORDED + tuple(name for name, _ in probe_settings.settings_parameters())
+
+
 def resume_parameters(header):
-    """{name: value} of the RESUME_PARAMETERS a header records (None: not recorded)."""
-    return {name: read(header) for name, read in RESUME_PARAMETERS}
+    """{name: value} of the RESUME_PARAMETERS a header records, and of the
+    compared settings it records in `settings` (None: not recorded)."""
+    values = {name: read(header) for name, read in RESUME_PARAMETERS}
+    settings = recorded_settings(header)
+    values.update((name, settings.get(name)) for name, _ in probe_settings.settings_parameters())
+    return values
+
+
+def recorded_settings(header):
+    """The header's `settings`; a file written before the header recorded them
+    (no `settings`) had --settle only in its argv, the one place to look there."""
+    if header.settings is not None:
+        return dict(header.settings)
+    return {"settle": "--settle" in header.argv}
 
 
 def resume_mismatches(old, new):
     """[(name, value in the file, value now)] where both are known and differ.
     Threads of None mean TensorFlow's default on both sides, so they compare too."""
     before, after = resume_parameters(old), resume_parameters(new)
-    return [(name, before[name], after[name]) for name, _ in RESUME_PARAMETERS
-            if (name not in _SOMETIMES_UNRECORDED or (before[name] is not None and after[name] is not None))
+    return [(name, before[name], after[name]) for name in before
+            if (name not in _sometimes_unrecorded() or (before[name] is not None and after[name] is not None))
             and before[name] != after[name]]
 
 
 def unrecorded_parameters(old):
     recorded = resume_parameters(old)
-    return [name for name in _SOMETIMES_UNRECORDED if recorded[name] is None]
+    return [name for name in _sometimes_unrecorded() if recorded[name] is None]
 
 
 def _show_value(value):

@@ -85,6 +85,10 @@ class ProbeHeader(FileHeader):
     max_repeats: Optional[int] = field(None)
     timeout_s: Optional[float] = field(None)
     catalogue_digest: Optional[str] = field(None)
+    # An optional addition to version 2 (absent from files written before it):
+    # probe_file.recorded_settings reads those from their argv.
+    settings: Optional[Dict[str, Any]] = field(None, doc="the probe settings with no field of their own here, by "
+                                                         "name (tfdet/results/probe_settings.py), e.g. settle")
 
     @property
     def first_environment(self):

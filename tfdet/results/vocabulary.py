@@ -1,7 +1,7 @@
 """The words results are written in: modes, outcomes, kinds. One list each."""
 
 # The probe's modes, in the order they are run and shown. What each turns on
-# comes from the catalogue's switches (tfdet/probe/modes.py).
+# comes from the catalogue's switches (tfdet/runtime/modes.py).
 MODES = ("baseline", "env", "api", "patched")
 DEFAULT_MODES = ("baseline", "env", "api")
 

@@ -1,15 +1,15 @@
-"""The probe's modes, derived from the catalogue's switches. Pure.
+"""The modes (baseline, env, api, patched), derived from the catalogue's switches. Pure.
 
 Each mode runs in its own process, since TensorFlow reads its determinism
 switches once. What a mode turns on comes from catalog/switches.yaml, so the
-probe and the patch agree on what each TF version has.
+probe, diverge, the matrix and the patch agree on what each TF version has.
+Its environment is set by the parent (process_environment, launch.child_environ);
+the rest is applied inside the child by runtime.apply.apply_mode.
 """
 
 from collections import namedtuple
 
 from ..catalog.model import expand_switch_aliases
-
-from ..results.vocabulary import DEFAULT_MODES, MODES  # noqa: F401 - the probe's modes, named once
 
 ModeSetup = namedtuple("ModeSetup", "name available reason env unset api_calls patch")
 
@@ -55,7 +55,6 @@ def process_environment(base_environ, setup, extra=None):
     environ.update(extra or {})
     environ.update(setup.env)
     return environ
-
 
 
 def mode_switch_ids(catalogue, setups, tf_version, device):
