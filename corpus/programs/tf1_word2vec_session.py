@@ -141,29 +141,9 @@ def first_step(seed=0):
 
 
 def scan_target():
-    """The same model and update as a TF2 tf.function, for tfdet.scan (which takes no
-    tf.Graph): resource variables there, so the sparse update is ResourceScatterAdd,
-    not the session's ScatterSub."""
-    import tensorflow as tf
-
-    rng = np.random.default_rng(0)
-    embeddings = tf.Variable(rng.uniform(-1, 1, (VOCAB, EMBED)).astype("float32"))
-    nce_weights = tf.Variable(rng.normal(0, 1.0 / math.sqrt(EMBED), (VOCAB, EMBED)).astype("float32"))
-    nce_biases = tf.Variable(np.zeros(VOCAB, "float32"))
-    optimizer = tf.compat.v1.train.GradientDescentOptimizer(1.0)
-
-    @tf.function
-    def train_step(inputs, labels):
-        with tf.GradientTape() as tape:
-            embed = tf.nn.embedding_lookup(embeddings, inputs)
-            loss = tf.reduce_mean(tf.compat.v1.nn.nce_loss(
-                weights=nce_weights, biases=nce_biases, labels=labels, inputs=embed,
-                num_sampled=NUM_SAMPLED, num_classes=VOCAB, seed=0))
-        variables = [embeddings, nce_weights, nce_biases]
-        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        return loss
-
-    return train_step, next(batch_generator(make_text(), 0))
+    """The session's own graph, as train() builds it (tfdet.scan takes a tf.Graph)."""
+    graph, _ = build_graph(0)
+    return graph, None
 
 
 def main(argv=None):

@@ -114,6 +114,23 @@ def test_a_function_with_weighted_bincount_and_its_fix_per_version():
         assert all(h.outcome == "fixed" for h in patched.hits if set(h.entries) & {"bincount", "dense-bincount"})
 
 
+def test_a_tf1_graph_is_scanned_as_built_for_its_session():
+    # found by the corpus (tf1_word2vec_session): a tf.compat.v1 program has a tf.Graph, no
+    # function to trace; its sparse update into a reference variable is ScatterSub
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        ids = v1.placeholder(tf.int32, [8])
+        table = v1.Variable(tf.ones([20, 4]), use_resource=False)
+        loss = tf.reduce_sum(tf.nn.embedding_lookup(table, ids))
+        v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    stock = {h.op_type: h for h in tfdet.scan(graph, device="cpu", assume_patched=False).hits}
+    assert stock["ScatterSub"].outcome == "nondeterministic"
+    assert "test_scan.py" in " ".join(stock["ScatterSub"].where)
+    patched = {h.op_type: h for h in tfdet.scan(graph, device="cpu").hits}
+    assert patched["ScatterSub"].outcome == "fixed" and patched["ScatterSub"].fix.startswith("tfdet.patch()")
+
+
 def test_a_saved_model_is_scanned_through_its_signatures(tmp_path):
     class Segments(tf.Module):
         def __init__(self):
