@@ -36,8 +36,9 @@ def test_each_program_keeps_the_contract(name):
     expect = programs.expect(name)
     assert isinstance(expect["varies_stock"], bool) and isinstance(expect["patch_reproduces"], bool)
     assert bool(expect["varying_ops"]) == expect["varies_stock"]
-    if not expect["patch_reproduces"]:
+    if not expect["patch_reproduces"] or expect["outcomes"]:
         assert expect["reason"], "a promise that cannot hold needs its documented reason"
+    assert set(expect["outcomes"]) <= set(promises.PROMISES) and all(expect["outcomes"].values())
 
 
 def test_importing_the_programs_imports_no_tensorflow():
@@ -80,6 +81,14 @@ def test_first_step_tolerance_and_bitwise_comparison():
     assert promises._same(a, {"train/w000": np.array([1.0], np.float32)}, "train/")
     assert not promises._same(a, {"train/w000": np.array([np.nextafter(np.float32(1.0), np.float32(2.0))], np.float32)}, "train/")
     assert not promises._same(a, {"train/w000": np.array([1.0], np.float64)}, "train/")
+
+
+def test_a_documented_outcome_is_found_only_where_the_program_says():
+    expect = {"reason": "no sessions", "outcomes": {"d": "nothing to compare:"}}
+    out = "noise\ntfdet: error: nothing to compare: no op\n"
+    assert promises._documented(expect, "d", out) == "tfdet: error: nothing to compare: no op (documented: no sessions)"
+    assert promises._documented(expect, "e", out) is None
+    assert promises._documented(expect, "d", "tfdet: error: the script is missing") is None
 
 
 def test_results_resume_from_the_last_complete_line(tmp_path):
