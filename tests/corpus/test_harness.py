@@ -141,3 +141,41 @@ def test_a_program_runs_from_the_command_line_contract_header():
         sys.argv = old
     assert seen == {"steps": 2, "seed": 1}
     assert json.loads(buffer.getvalue()) == {"program": "x", "sha256": _data.digest(arrays)}
+
+
+def test_a_terminated_harness_takes_its_running_program_with_it(tmp_path):
+    # a harness stopped by SIGTERM (a CI timeout, kill) left its program's TensorFlow processes running
+    import signal
+    import subprocess
+
+    marker = tmp_path / "program.pid"
+    program = "import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(60)" % str(marker)
+    script = tmp_path / "harness.py"
+    script.write_text("import sys\nfrom corpus.harness import __main__ as m, launch\n"
+                      "m.promises.check = lambda *a: launch.run(['python', '-c', %r], 120)\n"
+                      "sys.exit(m.main(['--programs', 'recommender', '--promises', 'c', '--out', %r]))\n"
+                      % (program, str(tmp_path / "r.jsonl")))
+    env = dict(os.environ, PYTHONPATH=launch.ROOT)
+    harness = subprocess.Popen([sys.executable, str(script)], cwd=launch.ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if marker.exists() and marker.read_text():
+                break
+            time.sleep(0.1)
+        pid = int(marker.read_text())
+        harness.send_signal(signal.SIGTERM)
+        _, err = harness.communicate(timeout=60)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+    assert harness.returncode == 130 and "interrupted" in err
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the program's process outlived the harness")
