@@ -116,6 +116,19 @@ def test_a_script_that_raises_before_any_op_is_exit_3_with_one_line_and_its_logs
 
 
 @pytest.mark.slow
+def test_a_tf1_session_program_is_exit_3_naming_the_session(tmp_path):
+    # found by the corpus (tf1_word2vec_session): the runs ran ops, in a Session, which locate
+    # does not instrument; "ran no TensorFlow op" alone sent the user looking for a broken script
+    script = tmp_path / "session.py"
+    script.write_text("import tensorflow as tf\ngraph = tf.Graph()\nwith graph.as_default():\n"
+                      "    total = tf.reduce_sum(tf.square(tf.constant([1.0, 2.0])))\n"
+                      "with tf.compat.v1.Session(graph=graph) as session:\n    print(session.run(total))\n")
+    done = tfdet("--repeats", "1", str(script))
+    assert done.returncode == 3, done.stderr
+    assert "nothing to compare" in done.stderr and "tf.compat.v1 Session" in done.stderr
+
+
+@pytest.mark.slow
 def test_a_run_that_hangs_is_stopped_and_what_it_recorded_is_compared(tmp_path):
     script = tmp_path / "hangs.py"
     script.write_text("import time\nimport tensorflow as tf\n"
