@@ -255,7 +255,8 @@ def check_c(name, ws, expect, latest):
 
 def _locate(name, ws, patched):
     argv = ["python", "-m", "tfdet", "locate", "--json", "--no-detail", "--timeout", str(ws.timeout)]
-    argv += (["--patch"] if patched else []) + [programs.path(name), "--", "--steps", str(ws.locate_steps)]
+    steps = getattr(programs.load(name), "LOCATE_STEPS", ws.locate_steps)  # a rare variation needs more steps
+    argv += (["--patch"] if patched else []) + [programs.path(name), "--", "--steps", str(steps)]
     outcome = launch.run(argv, 3 * ws.timeout)
     try:
         result = json.loads(outcome.stdout)
