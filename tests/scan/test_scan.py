@@ -371,3 +371,29 @@ def test_unseeded_initializers_and_random_layers_are_sources_seeds_remove():
     assert patched["Dropout layer"].outcome == "fixed" and "seed=" in patched["Dropout layer"].fix
     loaded = _by_op(tfdet.scan(model, tf_version="2.21", assume_patched=False, fresh=False))
     assert "GlorotUniform initializer" not in loaded and "Dropout layer" in loaded  # weights already drawn
+
+
+def test_a_while_loop_counts_only_with_state_in_its_body():
+    # found by the corpus (timeseries_lstm): the scan said an LSTM's loops (While,
+    # StatelessWhile) will vary on CPU under the patch, yet its patched runs reproduce bitwise;
+    # the entry's condition is parallel iterations *and* stateful ops in the body
+    table = tf.Variable(tf.zeros([4]))
+
+    @tf.function
+    def pure(x):
+        return tf.while_loop(lambda i, acc: i < 5, lambda i, acc: (i + 1, acc * x + table), (0, tf.ones([4])),
+                             parallel_iterations=10)[1]
+
+    @tf.function
+    def writes(x):
+        def body(i, acc):
+            table.assign_add(acc)
+            return i + 1, acc * x
+        return tf.while_loop(lambda i, acc: i < 5, body, (0, tf.ones([4])), parallel_iterations=10)[1]
+
+    def loops(fn):
+        report = tfdet.scan(fn, example_inputs=(tf.ones([4]),), tf_version="2.21", device="cpu", assume_patched=True)
+        return {h.op_type: h.outcome for h in report.hits if "while-loop-parallel-iterations" in h.entries}
+
+    assert loops(pure) == {}
+    assert loops(writes) == {"While": "nondeterministic"}
