@@ -59,9 +59,10 @@ def main(argv):
         from tfdet.testing import assert_reproducible
 
         runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 2
+        repeats = {"repeats": int(argv[argv.index("--repeats") + 1])} if "--repeats" in argv else {}
         try:
             result = assert_reproducible(program.train, runs=runs, processes=2, patch="--assert-patched" in argv,
-                                         timeout=900)
+                                         timeout=900, **repeats)
             record = {"reproduced": True, "message": result.verdict}
         except AssertionError as exc:
             record = {"reproduced": False, "message": str(exc)}
