@@ -271,8 +271,11 @@ def make_empty_hit():
 
 
 def test_seeded_random_ops_and_serial_loops_are_not_counted():
-    def noisy(x):
-        loop = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], parallel_iterations=10)
+    steps = tf.Variable(0)
+
+    def noisy(x):  # parallel iterations and a variable write in the body: the entry's condition
+        loop = tf.while_loop(lambda i: i < 3, lambda i: i + steps.assign_add(1) * 0, [tf.constant(0)],
+                             parallel_iterations=10)
         return x + tf.random.uniform([1]) + tf.cast(loop, tf.float32)
 
     def quiet(x):
