@@ -151,7 +151,7 @@ def _documented(expect, promise, output):
     if not words:
         return None
     found = [line.strip() for line in output.splitlines() if words in line]
-    return found[-1] + " (documented: %s)" % expect["reason"] if found else None
+    return "documented (%s): %s" % (expect["reason"], found[-1]) if found else None
 
 
 def check_a(name, ws, expect):
@@ -275,7 +275,7 @@ def check_d(name, ws, expect, latest):
     first = (result or {}).get("first_difference")
     documented = _documented(expect, "d", outcome.stdout + outcome.stderr)
     if documented:
-        return record(name, "d", "expected", "tfdet locate (exit %s): %s" % (outcome.returncode, documented),
+        return record(name, "d", "expected", "%s [tfdet locate, exit %s]" % (documented, outcome.returncode),
                       time.perf_counter() - started)
     if outcome.returncode != 1 or not first:
         return record(name, "d", "fail", "tfdet locate found no difference (exit %s): %s" % (
@@ -322,7 +322,7 @@ def check_e(name, ws, expect, latest):
     patched, err = _assert(name, ws, patched=True)
     documented = _documented(expect, "e", err or "")
     if documented:
-        return record(name, "e", "expected", "assert_reproducible: %s" % documented, time.perf_counter() - started)
+        return record(name, "e", "expected", "%s [assert_reproducible]" % documented, time.perf_counter() - started)
     if patched is None:
         return record(name, "e", "error", "assert_reproducible(patch=True) failed to run: %s" % err,
                       time.perf_counter() - started)

@@ -86,7 +86,7 @@ def test_first_step_tolerance_and_bitwise_comparison():
 def test_a_documented_outcome_is_found_only_where_the_program_says():
     expect = {"reason": "no sessions", "outcomes": {"d": "nothing to compare:"}}
     out = "noise\ntfdet: error: nothing to compare: no op\n"
-    assert promises._documented(expect, "d", out) == "tfdet: error: nothing to compare: no op (documented: no sessions)"
+    assert promises._documented(expect, "d", out) == "documented (no sessions): tfdet: error: nothing to compare: no op"
     assert promises._documented(expect, "e", out) is None
     assert promises._documented(expect, "d", "tfdet: error: the script is missing") is None
 
