@@ -6,6 +6,7 @@ JSON line each; --table then rewrites the corpus table of docs/topics/corpus.md 
 
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -32,6 +33,7 @@ def main(argv=None):
         print("corpus harness: unknown program or promise: %s" % ", ".join(unknown), file=sys.stderr)
         return 2
     ws = promises.Workspace(args.out, timeout=args.timeout, steps=args.steps, jobs=args.jobs)
+    signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: the running program's processes go with the harness
     latest = results.read(args.out)
     started = time.perf_counter()
     try:
@@ -53,6 +55,10 @@ def main(argv=None):
         print(table.write(results.read(args.out), programs.names()))
     bad = [r for r in results.read(args.out).values() if r["status"] in ("fail", "error")]
     return 1 if bad else 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -82,6 +82,9 @@ def build(seed):
         ])
         loss_object = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
         optimizer = keras.optimizers.Adam(1e-3)
+        # its slots made here, under the scope: made by the first call of the tf.function
+        # instead, TF 2.21 lifts them out through a cond that fails under the strategy
+        optimizer.build(model.trainable_variables)
         train_accuracy = keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
         test_loss = keras.metrics.Mean(name="test_loss")
         test_accuracy = keras.metrics.SparseCategoricalAccuracy(name="test_accuracy")

@@ -36,8 +36,9 @@ def test_each_program_keeps_the_contract(name):
     expect = programs.expect(name)
     assert isinstance(expect["varies_stock"], bool) and isinstance(expect["patch_reproduces"], bool)
     assert bool(expect["varying_ops"]) == expect["varies_stock"]
-    if not expect["patch_reproduces"]:
+    if not expect["patch_reproduces"] or expect["outcomes"]:
         assert expect["reason"], "a promise that cannot hold needs its documented reason"
+    assert set(expect["outcomes"]) <= set(promises.PROMISES) and all(expect["outcomes"].values())
 
 
 def test_importing_the_programs_imports_no_tensorflow():
@@ -80,6 +81,14 @@ def test_first_step_tolerance_and_bitwise_comparison():
     assert promises._same(a, {"train/w000": np.array([1.0], np.float32)}, "train/")
     assert not promises._same(a, {"train/w000": np.array([np.nextafter(np.float32(1.0), np.float32(2.0))], np.float32)}, "train/")
     assert not promises._same(a, {"train/w000": np.array([1.0], np.float64)}, "train/")
+
+
+def test_a_documented_outcome_is_found_only_where_the_program_says():
+    expect = {"reason": "no sessions", "outcomes": {"d": "nothing to compare:"}}
+    out = "noise\ntfdet: error: nothing to compare: no op\n"
+    assert promises._documented(expect, "d", out) == "documented (no sessions): tfdet: error: nothing to compare: no op"
+    assert promises._documented(expect, "e", out) is None
+    assert promises._documented(expect, "d", "tfdet: error: the script is missing") is None
 
 
 def test_results_resume_from_the_last_complete_line(tmp_path):
@@ -132,3 +141,41 @@ def test_a_program_runs_from_the_command_line_contract_header():
         sys.argv = old
     assert seen == {"steps": 2, "seed": 1}
     assert json.loads(buffer.getvalue()) == {"program": "x", "sha256": _data.digest(arrays)}
+
+
+def test_a_terminated_harness_takes_its_running_program_with_it(tmp_path):
+    # a harness stopped by SIGTERM (a CI timeout, kill) left its program's TensorFlow processes running
+    import signal
+    import subprocess
+
+    marker = tmp_path / "program.pid"
+    program = "import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(60)" % str(marker)
+    script = tmp_path / "harness.py"
+    script.write_text("import sys\nfrom corpus.harness import __main__ as m, launch\n"
+                      "m.promises.check = lambda *a: launch.run(['python', '-c', %r], 120)\n"
+                      "sys.exit(m.main(['--programs', 'recommender', '--promises', 'c', '--out', %r]))\n"
+                      % (program, str(tmp_path / "r.jsonl")))
+    env = dict(os.environ, PYTHONPATH=launch.ROOT)
+    harness = subprocess.Popen([sys.executable, str(script)], cwd=launch.ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if marker.exists() and marker.read_text():
+                break
+            time.sleep(0.1)
+        pid = int(marker.read_text())
+        harness.send_signal(signal.SIGTERM)
+        _, err = harness.communicate(timeout=60)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+    assert harness.returncode == 130 and "interrupted" in err
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the program's process outlived the harness")

@@ -116,6 +116,41 @@ def test_a_script_that_raises_before_any_op_is_exit_3_with_one_line_and_its_logs
 
 
 @pytest.mark.slow
+def test_a_distributed_datasets_iterator_handle_is_not_a_difference(tmp_path):
+    # found by the corpus (mirrored_strategy_loop): assert_reproducible(patch=True) failed on a
+    # program whose patched runs reproduce bitwise, at MultiDeviceIteratorToStringHandle, whose
+    # output names the iterator's resource (unique to each process)
+    script = tmp_path / "mirrored.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "cpu = tf.config.list_physical_devices('CPU')[0]\n"
+        "try:\n"
+        "    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)\n"
+        "except RuntimeError:  # TF is set up before the script runs under locate: the devices it has\n"
+        "    pass\n"
+        "strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices('CPU')])\n"
+        "for batch in strategy.experimental_distribute_dataset(tf.data.Dataset.range(8).batch(4)):\n"
+        "    total = strategy.run(lambda x: tf.reduce_sum(x), args=(batch,))\n"
+        "    print(strategy.reduce('SUM', total, axis=None).numpy())\n")
+    done = tfdet("--repeats", "1", "--json", str(script))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert json.loads(done.stdout)["ops_compared"] > 0
+
+
+@pytest.mark.slow
+def test_a_tf1_session_program_is_exit_3_naming_the_session(tmp_path):
+    # found by the corpus (tf1_word2vec_session): the runs ran ops, in a Session, which locate
+    # does not instrument; "ran no TensorFlow op" alone sent the user looking for a broken script
+    script = tmp_path / "session.py"
+    script.write_text("import tensorflow as tf\ngraph = tf.Graph()\nwith graph.as_default():\n"
+                      "    total = tf.reduce_sum(tf.square(tf.constant([1.0, 2.0])))\n"
+                      "with tf.compat.v1.Session(graph=graph) as session:\n    print(session.run(total))\n")
+    done = tfdet("--repeats", "1", str(script))
+    assert done.returncode == 3, done.stderr
+    assert "nothing to compare" in done.stderr and "tf.compat.v1 Session" in done.stderr
+
+
+@pytest.mark.slow
 def test_a_run_that_hangs_is_stopped_and_what_it_recorded_is_compared(tmp_path):
     script = tmp_path / "hangs.py"
     script.write_text("import time\nimport tensorflow as tf\n"

@@ -114,6 +114,23 @@ def test_a_function_with_weighted_bincount_and_its_fix_per_version():
         assert all(h.outcome == "fixed" for h in patched.hits if set(h.entries) & {"bincount", "dense-bincount"})
 
 
+def test_a_tf1_graph_is_scanned_as_built_for_its_session():
+    # found by the corpus (tf1_word2vec_session): a tf.compat.v1 program has a tf.Graph, no
+    # function to trace; its sparse update into a reference variable is ScatterSub
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        ids = v1.placeholder(tf.int32, [8])
+        table = v1.Variable(tf.ones([20, 4]), use_resource=False)
+        loss = tf.reduce_sum(tf.nn.embedding_lookup(table, ids))
+        v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    stock = {h.op_type: h for h in tfdet.scan(graph, device="cpu", assume_patched=False).hits}
+    assert stock["ScatterSub"].outcome == "nondeterministic"
+    assert "test_scan.py" in " ".join(stock["ScatterSub"].where)
+    patched = {h.op_type: h for h in tfdet.scan(graph, device="cpu").hits}
+    assert patched["ScatterSub"].outcome == "fixed" and patched["ScatterSub"].fix.startswith("tfdet.patch()")
+
+
 def test_a_saved_model_is_scanned_through_its_signatures(tmp_path):
     class Segments(tf.Module):
         def __init__(self):
@@ -254,8 +271,11 @@ def make_empty_hit():
 
 
 def test_seeded_random_ops_and_serial_loops_are_not_counted():
-    def noisy(x):
-        loop = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], parallel_iterations=10)
+    steps = tf.Variable(0)
+
+    def noisy(x):  # parallel iterations and a variable write in the body: the entry's condition
+        loop = tf.while_loop(lambda i: i < 3, lambda i: i + steps.assign_add(1) * 0, [tf.constant(0)],
+                             parallel_iterations=10)
         return x + tf.random.uniform([1]) + tf.cast(loop, tf.float32)
 
     def quiet(x):
@@ -354,3 +374,29 @@ def test_unseeded_initializers_and_random_layers_are_sources_seeds_remove():
     assert patched["Dropout layer"].outcome == "fixed" and "seed=" in patched["Dropout layer"].fix
     loaded = _by_op(tfdet.scan(model, tf_version="2.21", assume_patched=False, fresh=False))
     assert "GlorotUniform initializer" not in loaded and "Dropout layer" in loaded  # weights already drawn
+
+
+def test_a_while_loop_counts_only_with_state_in_its_body():
+    # found by the corpus (timeseries_lstm): the scan said an LSTM's loops (While,
+    # StatelessWhile) will vary on CPU under the patch, yet its patched runs reproduce bitwise;
+    # the entry's condition is parallel iterations *and* stateful ops in the body
+    table = tf.Variable(tf.zeros([4]))
+
+    @tf.function
+    def pure(x):
+        return tf.while_loop(lambda i, acc: i < 5, lambda i, acc: (i + 1, acc * x + table), (0, tf.ones([4])),
+                             parallel_iterations=10)[1]
+
+    @tf.function
+    def writes(x):
+        def body(i, acc):
+            table.assign_add(acc)
+            return i + 1, acc * x
+        return tf.while_loop(lambda i, acc: i < 5, body, (0, tf.ones([4])), parallel_iterations=10)[1]
+
+    def loops(fn):
+        report = tfdet.scan(fn, example_inputs=(tf.ones([4]),), tf_version="2.21", device="cpu", assume_patched=True)
+        return {h.op_type: h.outcome for h in report.hits if "while-loop-parallel-iterations" in h.entries}
+
+    assert loops(pure) == {}
+    assert loops(writes) == {"While": "nondeterministic"}

@@ -257,7 +257,8 @@ def _locate(target, runs, repeats, workdir, keep, detail, jobs, options, progres
     if not pairs:
         if write_failures:
             raise LocateWriteError("a trace could not be written: %s" % write_failures[0].detail)
-        reason = ("the program ran no TensorFlow op that could be fingerprinted"
+        reason = ("the program ran no TensorFlow op that could be fingerprinted (locate sees eager ops and "
+                  "tf.function graphs; not the ops a tf.compat.v1 Session runs)"
                   if all(o.status == "finished" for o in outcomes) else "; ".join(notes))
         raise LocateError("nothing to compare: %s (traces and logs kept in %s)" % (reason, workdir))
     found, comparisons, compared_whole, differing, unmatched_noted = None, [], 0, 0, False

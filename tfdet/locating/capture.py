@@ -60,6 +60,9 @@ SKIPPED = frozenset((
     "StatefulPartitionedCall", "PartitionedCall", "Switch", "While", "StatelessWhile", "RemoteCall",
     "DestroyResourceOp", "Const", "NoOp", "Placeholder", "PlaceholderWithDefault", "VarHandleOp",
     "EagerPyFunc", "PyFunc", "Fingerprint", "Bitcast", "DebugIdentityV2", "DebugNumericSummaryV2",
+    # an iterator's string handle names its resource, unique to the process (a tf.distribute
+    # loop makes one per dataset iteration): an identity, not data
+    "IteratorToStringHandle", "MultiDeviceIteratorToStringHandle",
 ))
 UNHASHABLE = ("resource", "variant")
 _SUFFIX = re.compile(r"_\d+$")

@@ -31,10 +31,11 @@ class TracedModel(object):
 
 def trace_model(model_or_function, example_inputs=None, catalogue=None, example_targets=None, name=None,
                 dataset=None, notes=(), fresh=True):
-    """Trace a Keras model (inference and its whole training step), a function or a
-    loaded SavedModel, and the tf.data pipeline `dataset` if given, plus a Keras
-    model's unseeded random layers and (`fresh`: the model will be built anew, not
-    loaded) initializers. Returns a TracedModel for judge()."""
+    """Trace a Keras model (inference and its whole training step), a function, a
+    tf.Graph (a tf.compat.v1 program's, as built) or a loaded SavedModel, and the
+    tf.data pipeline `dataset` if given, plus a Keras model's unseeded random layers
+    and (`fresh`: the model will be built anew, not loaded) initializers. Returns a
+    TracedModel for judge()."""
     import tensorflow as tf
 
     from ..catalog import default_catalogue
@@ -47,10 +48,12 @@ def trace_model(model_or_function, example_inputs=None, catalogue=None, example_
             traced, trace_notes = trace.trace_keras(model_or_function, example_inputs, example_targets)
         elif getattr(model_or_function, "signatures", None):  # a loaded SavedModel (callable too, sometimes)
             traced, trace_notes = trace.trace_saved_model(model_or_function)
+        elif isinstance(model_or_function, tf.Graph):  # a TF1-style program's graph, built as it runs in a Session
+            traced, trace_notes = [trace.Traced("graph", model_or_function)], []
         elif callable(model_or_function):
             traced, trace_notes = trace.trace_function(model_or_function, example_inputs)
         else:
-            raise ScanError("cannot scan a %s: pass a Keras model, a tf.function or a loaded SavedModel"
+            raise ScanError("cannot scan a %s: pass a Keras model, a tf.function, a tf.Graph or a loaded SavedModel"
                             % type(model_or_function).__name__)
     except (ScanError, KeyboardInterrupt):
         raise

@@ -40,7 +40,20 @@ def unseeded(node, index, library, stateful_random):
 
 
 def parallel_loop(node, index, library, stateful_random):
+    """parallel_iterations > 1 and stateful ops (random ops, variable writes) in the body."""
     value = _attr(node, "parallel_iterations", "i")
+    if value is not None and value <= 1:
+        return False
+    if node.op == "StatelessWhile":  # TF makes a loop stateless only when no op of its body is stateful
+        return False
+    body = node.attr["body"].func.name if node.op == "While" and "body" in node.attr else None
+    if body:  # a TF2 loop: its body function answers (an LSTM's reads its weights, writes nothing)
+        state = _advances_state(body, library, {body}, stateful_random)
+        if state is False:
+            return False
+        if state and value is not None:
+            return True
+        return None
     return None if value is None else value > 1
 
 
