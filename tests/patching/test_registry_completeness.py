@@ -87,8 +87,8 @@ def _value(fn, args, diff):
 
 @pytest.mark.parametrize("example", E.examples(SMALL, np.random.default_rng(0)), ids=lambda e: e.label.split()[0])
 def test_the_benchmarked_replacement_computes_what_stock_does(example):
-    ours, stock = _value(example.replacement, example.args, example.diff), _value(example.stock, example.args,
-                                                                                   example.diff)
+    ours = _value(example.replacement, example.args, example.diff)
+    stock = _value(example.reference or example.stock, example.args, example.diff)
     assert [o.shape for o in ours] == [s.shape for s in stock] and [o.dtype for o in ours] == [s.dtype for s in stock]
     for mine, theirs in zip(ours, stock):
         scale = max(1.0, float(np.max(np.abs(theirs)))) if theirs.size else 1.0

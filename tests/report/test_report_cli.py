@@ -72,10 +72,9 @@ def test_writes_the_page(tmp_path):
 
 
 def test_title_quiet_and_stdout(tmp_path, capsys):
-    code, out, _ = run("report", RUN_A, "-o", "-", "--title", "Nightly <CI>", "--catalog", CATALOG)
-    assert code == OK and out == ""
-    page = capsys.readouterr().out
-    assert "<title>Nightly &lt;CI&gt;</title>" in page
+    code, page, _ = run("report", RUN_A, "-o", "-", "--title", "Nightly <CI>", "--catalog", CATALOG)
+    assert code == OK and capsys.readouterr().out == ""  # the page goes to the command's own stream, not sys.stdout
+    assert page.startswith("<!DOCTYPE html>") and "<title>Nightly &lt;CI&gt;</title>" in page
     code, out, _ = run("report", RUN_A, "-o", str(tmp_path / "q.html"), "--quiet")
     assert code == OK and out == "" and (tmp_path / "q.html").exists()
 
