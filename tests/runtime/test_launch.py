@@ -63,3 +63,24 @@ def test_the_environment_and_the_exit_description():
         launch(ChildSpec(tool=("/no/such/program",)))
     done = launch(ChildSpec(code="import sys; sys.stderr.write('a\\nlast words\\n'); sys.exit(3)"))
     assert done.returncode == 3 and done.last_line() == "last words" and sys.executable
+
+
+def test_a_stopped_group_leader_takes_a_descendant_in_a_session_of_its_own(tmp_path):
+    """A group signal cannot reach a process that started its own session (tfdet locate's
+    runs did; a user's program may): the descendants found before the stop go too."""
+    marker = tmp_path / "grandchild.pid"
+    code = ("import subprocess, sys, time\n"
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True,\n"
+            "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"  # holds no pipe of ours
+            "open(%r, 'w').write(str(p.pid)); time.sleep(60)" % str(marker))
+    result = launch(ChildSpec(code=code, own_group=True, timeout=5))
+    assert result.timed_out
+    pid = int(marker.read_text())
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the leader's descendant in its own session outlived the stop")

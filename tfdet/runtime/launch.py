@@ -147,6 +147,25 @@ def child_environ(unset=(), env=None, defaults=None, base=None):
     return environ
 
 
+def descendants(pid):
+    """The pids below `pid` (read from /proc; none where there is no /proc)."""
+    children = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 class Child(object):
     """A started child, Popen-style: its pipes, poll/wait, and stop() by the spec's signals."""
 
@@ -185,7 +204,10 @@ class Child(object):
         self.kill_group()
 
     def stop(self, steps=None):
-        """Stop the child by the spec's signals in turn (or `steps`), each with its grace period."""
+        """Stop the child by the spec's signals in turn (or `steps`), each with its grace period.
+        A group leader's descendants go too, even those in sessions of their own (out of reach
+        of the group's signal), as found below it before it was stopped."""
+        below = descendants(self.pid) if self.spec.own_group else []
         for signum, grace in (self.spec.stop if steps is None else steps):
             if self.process.poll() is not None:
                 break
@@ -197,6 +219,11 @@ class Child(object):
             except subprocess.TimeoutExpired:
                 continue
         self.kill_group()
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def kill_group(self):
         """What a group leader started and left running goes with it."""
