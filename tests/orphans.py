@@ -31,6 +31,14 @@ def survivors(processes, timeout=10.0):
         time.sleep(0.1)
 
 
+def pid_gone(pid, timeout=10.0):
+    """True once process `pid` has ended (a zombie counts as ended) within `timeout` s."""
+    try:
+        return not survivors([psutil.Process(pid)], timeout)
+    except psutil.NoSuchProcess:
+        return True
+
+
 def describe(processes):
     lines = []
     for process in processes:

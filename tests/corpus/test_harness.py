@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from corpus.harness import launch, programs, promises, results, table
+from tests.orphans import pid_gone
 
 NAMES = programs.names()
 
@@ -58,15 +59,7 @@ def test_a_hung_run_is_killed_with_its_children_and_recorded(tmp_path, own_sessi
     started = time.perf_counter()
     outcome = launch.run(["python", "-c", code], timeout=3)
     assert outcome.timed_out and time.perf_counter() - started < 30
-    pid = int(marker.read_text())
-    for _ in range(50):  # the kill is asynchronous: the grandchild goes within moments
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the run's child process outlived the timeout")
+    assert pid_gone(int(marker.read_text()), timeout=5.0), "the run's child process outlived the timeout"
 
 
 def test_first_step_tolerance_and_bitwise_comparison():
@@ -170,12 +163,6 @@ def test_a_terminated_harness_takes_its_running_program_with_it(tmp_path):
         if harness.poll() is None:
             harness.kill()
     assert harness.returncode == 130 and "interrupted" in err
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
+    if not pid_gone(pid, timeout=10.0):
         os.kill(pid, 9)
         pytest.fail("the program's process outlived the harness")

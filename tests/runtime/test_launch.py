@@ -10,6 +10,7 @@ import time
 import pytest
 
 import tfdet
+from tests.orphans import pid_gone
 from tfdet.runtime.launch import INTERRUPT, ChildSpec, child_environ, describe_exit, launch, start
 
 SLEEPER = "import time\nprint('started', flush=True)\ntime.sleep(60)\n"
@@ -75,12 +76,4 @@ def test_a_stopped_group_leader_takes_a_descendant_in_a_session_of_its_own(tmp_p
             "open(%r, 'w').write(str(p.pid)); time.sleep(60)" % str(marker))
     result = launch(ChildSpec(code=code, own_group=True, timeout=5))
     assert result.timed_out
-    pid = int(marker.read_text())
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the leader's descendant in its own session outlived the stop")
+    assert pid_gone(int(marker.read_text()), timeout=5.0), "the leader's descendant in its own session outlived the stop"
