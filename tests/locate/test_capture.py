@@ -187,3 +187,25 @@ def test_a_tf_function_s_fingerprints_go_to_the_host_once_per_call_not_once_per_
     assert "EagerPyFunc" not in op_types and "PyFunc" not in op_types
     assert "QueueEnqueueV2" in op_types
 
+
+
+def test_an_op_made_by_a_function_the_patch_rebinds_is_advised_as_the_patch_s(tmp_path):
+    """The corpus's imbalanced_bincount: locate found its DenseBincount and advised "call
+    tf.math.bincount rather than the raw op", which the program did. The trace now keeps the
+    public function that made an op, and the advice follows the scan's."""
+    from tfdet.locating.api import _judge
+
+    ids, weights = tf.constant([0, 1, 1, 3]), tf.constant([0.5, 1.0, 2.0, 4.0])
+
+    def both():
+        tf.function(lambda: tf.math.bincount(ids, weights=weights, minlength=4))()
+        tf.function(lambda: tf.raw_ops.DenseBincount(input=ids, size=4, weights=weights))()
+
+    run = captured(tmp_path, both)
+    made = {tuple(e.op.apis) for e in run.executions if e.key[0] == "g" and e.op.op_type == "DenseBincount"}
+    assert made == {("tf.math.bincount",), ()}
+    public, raw = ("tf.math.bincount",), ()
+    _, _, fix_public = _judge("DenseBincount", tf.__version__, "cpu", public)
+    _, _, fix_raw = _judge("DenseBincount", tf.__version__, "cpu", raw)
+    assert "rather than the raw op" in fix_raw and "rather than the raw op" not in fix_public
+    assert "tf.math.bincount" in fix_public

@@ -49,8 +49,10 @@ class LocateInterrupted(KeyboardInterrupt):
         self.traces = traces
 
 
-def _judge(op_type, tf_version, device):
-    """(entry ids, status, fix) the catalogue gives for a raw op on this TF and device."""
+def _judge(op_type, tf_version, device, apis=()):
+    """(entry ids, status, fix) the catalogue gives for a raw op on this TF and device; apis:
+    the public functions tfdet.patch() rebinds that made it (its advice then says the patch
+    covers it, not "call the public function")."""
     from ..catalog import default_catalogue
     from ..scanning import findings
     from ..scanning.api import patch_plan
@@ -58,7 +60,13 @@ def _judge(op_type, tf_version, device):
     catalogue = default_catalogue()
     try:
         plan = patch_plan(catalogue, tf_version, device)
-        hit = findings.hits([findings.Site(op_type, "", "", frozenset())], catalogue, tf_version, device, plan)
+        ruled_out = frozenset()
+        if apis:  # made through a public function, not tf.raw_ops: the scan rules out raw-op-only entries alike
+            from ..scanning.conditions import CatalogueChecks
+
+            ruled_out = CatalogueChecks(catalogue).raw_ops_only
+        hit = findings.hits([findings.Site(op_type, "", "", ruled_out, None, frozenset(apis))], catalogue,
+                            tf_version, device, plan)
     except ValueError:  # a TF the catalogue does not cover
         return [], None, ""
     if not hit:
@@ -71,7 +79,7 @@ def _difference(execution, runs_pair, run, detail_stats=None):
     gradient_of, forward_source = None, None
     if op.forward:
         gradient_of, _, forward_source = op.forward.partition(" ")
-    entries, status, fix = _judge(op.op_type, run.tf_version, run.device or "cpu")
+    entries, status, fix = _judge(op.op_type, run.tf_version, run.device or "cpu", op.apis)
     stats = detail_stats or {}
     key = execution.key
     return Difference(

@@ -18,10 +18,12 @@ compared op by op for about the cost of reading each output once:
   fingerprint stands for the op's effect (slot -1).
 
 The trace is JSON Lines, written as the program runs (trace_file.py reads it):
-  ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library]
+  ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis]
                                                                           an op traced into a graph; forward: for
                                                                           a gradient op, "ForwardType file:line";
-                                                                          library: the Keras line that made it
+                                                                          library: the Keras line that made it;
+                                                                          apis: the public functions tfdet.patch()
+                                                                          rebinds that made it (tf.math.bincount)
   ["g", graph, name, slot, fingerprint]                                   one execution of a graph op's output
   ["e", type, [input ref or fingerprint, ...], [fingerprint, ...], source, after]
                                                                           one eager op (or function call);
@@ -52,6 +54,7 @@ import threading
 import numpy as np
 
 from ..graph.frames import library_frame, user_frame
+from ..scanning import replaced_apis
 
 # Ops whose outputs are not worth a fingerprint (control flow TF's callbacks
 # cannot instrument, constants, and the debugger's own ops).
@@ -208,6 +211,7 @@ class Recorder:
         self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
         self._queue = None  # the FIFOQueue graph fingerprints go to: (ref number, bytes), drained per call
         self._queued_refs = []  # ref number -> graph ref (graph, op name, slot)
+        self._stock = None  # replaced_apis.stock_functions, once
         self.repeat = -1
         self._file = None
         self._begin(path)
@@ -306,6 +310,14 @@ class Recorder:
                 self._eager(op_type, inputs, attrs, outputs)
         return outputs
 
+    def _stock_functions(self):
+        """The stock functions tfdet.patch() rebinds, by (file, name): which of them made an op."""
+        if self._stock is None:
+            import tensorflow as tf
+
+            self._stock = replaced_apis.stock_functions(tf)
+        return self._stock
+
     def _save_array(self, key, array):
         """Save one output in full; key: its execution key (see trace_file.py)."""
         import numpy as np
@@ -390,7 +402,7 @@ class Recorder:
             stack = []
         frames = [(f.filename, f.lineno) for f in stack]
         record = ["op", key, op_name, op_type, input_refs, user_frame(frames), _forward_source(),
-                  library_frame(stack)]
+                  library_frame(stack), sorted(replaced_apis.through(stack, self._stock_functions()))]
         self._op_records[(key, op_name)] = record
         self._write(record)
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())

@@ -37,6 +37,7 @@ class OpInfo:
     source: Optional[str] = None
     forward: Optional[str] = None  # a gradient op: "ForwardOpType file:line" of the op it differentiates
     library: Optional[str] = None  # the innermost Keras frame that made it ("keras/src/optimizers/sgd.py:71 ...")
+    apis: Tuple[str, ...] = ()  # public functions tfdet.patch() rebinds that made it (tf.math.bincount)
 
 
 @dataclass
@@ -91,8 +92,9 @@ def read_trace(path):
                 break  # the last line of a killed run, half written
             raise TraceError("%s:%d: not a trace record" % (path, number)) from None
         if kind == "op":
-            _, graph, name, op_type, inputs, source, forward, library = record
-            ops[(graph, name)] = OpInfo(op_type, graph, name, inputs, source, forward, library)
+            _, graph, name, op_type, inputs, source, forward, library = record[:8]
+            apis = tuple(record[8]) if len(record) > 8 else ()  # traces before the field existed have none
+            ops[(graph, name)] = OpInfo(op_type, graph, name, inputs, source, forward, library, apis)
         elif kind == "g":
             _, graph, name, slot, fingerprint = record
             op = ops.get((graph, name)) or OpInfo("?", graph, name)
