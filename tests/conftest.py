@@ -28,3 +28,15 @@ def pytest_collection_modifyitems(config, items):
         # "corpus" is also the name of tests/corpus, so every test there has that keyword: the marker itself counts
         if item.get_closest_marker("corpus") and not config.getoption("--runcorpus"):
             item.add_marker(pytest.mark.skip(reason="every corpus promise: run with --runcorpus (tox -e corpus)"))
+
+
+@pytest.fixture
+def no_global_seed_left():
+    """A test that sets TensorFlow's global seed (keras.utils.set_random_seed) unsets it after:
+    a later test in the process would otherwise trace seeded random ops (the scan's tests
+    count unseeded ones)."""
+    yield
+    import sys
+
+    if "tensorflow" in sys.modules:
+        sys.modules["tensorflow"].random.set_seed(None)

@@ -7,6 +7,9 @@ import pytest
 from tfdet.diverge import contract
 
 
+pytestmark = pytest.mark.usefixtures("no_global_seed_left")  # they set keras.utils.set_random_seed
+
+
 def _train(augment_seed, init_seed=1, epochs=1):
     tf = pytest.importorskip("tensorflow")
     keras = pytest.importorskip("keras")

@@ -11,6 +11,9 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 
+pytestmark = pytest.mark.usefixtures("no_global_seed_left")  # they set keras.utils.set_random_seed
+
+
 @pytest.fixture(scope="module")
 def dense_model():
     keras.utils.set_random_seed(0)
