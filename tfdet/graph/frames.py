@@ -7,7 +7,11 @@ packages, the standard library and AutoGraph's generated copies of user
 functions (those carry a temporary file name, not the user's).
 """
 
+import collections
 import os
+import sys
+
+Frame = collections.namedtuple("Frame", "filename lineno name")
 
 LIBRARY_MARKERS = ("/tensorflow/", "/keras/", "/tf_keras/", "/tfdet/", "/site-packages/", "/dist-packages/",
                    "<frozen ", "/lib/python3", "__autograph_generated")
@@ -43,3 +47,13 @@ def library_frame(stack):
             if marker in path and "/backend/" not in path and "/ops/" not in path:
                 return "%s:%d %s" % (path[path.index(marker) + 1:], frame.lineno, frame.name)
     return None
+
+
+def python_stack():
+    """The caller's Python stack, outermost first, as Frame tuples (what user_frame and
+    library_frame read): for an op that runs now, where no TF traceback is kept."""
+    frame, frames = sys._getframe(1), []
+    while frame is not None:
+        frames.append(Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        frame = frame.f_back
+    return list(reversed(frames))

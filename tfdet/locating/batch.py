@@ -16,11 +16,10 @@ invariance (its inputs' rows still matched, being earlier).
 """
 
 import collections
-import sys
 
 import numpy as np
 
-from ..graph.frames import library_frame, user_frame
+from ..graph.frames import library_frame, python_stack, user_frame
 from . import measure
 
 DEFAULT_SIZES = (1, 2, 3, 8, 32)
@@ -116,21 +115,9 @@ class _RowRecorder(object):
             except Exception:  # resource handles, strings without numpy, ...: no row to compare
                 continue
         if rows:
-            stack = _python_stack()
+            stack = python_stack()
             self.ops.append(OpRow(len(self.ops), op_type, rows, user_frame(stack), library_frame(stack)))
         return None
-
-
-_Frame = collections.namedtuple("_Frame", "filename lineno name")
-
-
-def _python_stack():
-    """Outermost first, as graph.frames expects."""
-    frame, frames = sys._getframe(2), []
-    while frame is not None:
-        frames.append(_Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
-        frame = frame.f_back
-    return list(reversed(frames))
 
 
 def _record(call, batch, size, position):

@@ -53,7 +53,7 @@ import threading
 
 import numpy as np
 
-from ..graph.frames import library_frame, user_frame
+from ..graph.frames import library_frame, python_stack, user_frame
 from ..scanning import replaced_apis
 
 # Ops whose outputs are not worth a fingerprint (control flow TF's callbacks
@@ -114,14 +114,6 @@ def _forward_op(stand_in):
         consumers = {id(op): op for op in tensor.consumers() if op.type == stand_in.type}
         candidates = consumers if candidates is None else {k: v for k, v in candidates.items() if k in consumers}
     return next(iter(candidates.values())) if candidates else None
-
-
-def _python_stack():
-    frame, frames = sys._getframe(2), []
-    while frame is not None:
-        frames.append((frame.f_code.co_filename, frame.f_lineno))
-        frame = frame.f_back
-    return list(reversed(frames))
 
 
 def host_fingerprint(array):
@@ -355,7 +347,7 @@ class Recorder:
             after = self._read_back_eager(inputs[0], attrs, (index, -1))
         if len(self._produced) > 100000:  # ids of dead tensors get reused: forget old ones
             self._produced.clear()
-        self._write(["e", op_type, refs, hashes, user_frame(_python_stack()), after])
+        self._write(["e", op_type, refs, hashes, user_frame(python_stack()), after])
         if _is_function_call(op_type):
             name = function_key(op_type)
             self._calls[name] = self._calls.get(name, 0) + 1
