@@ -101,5 +101,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     inner_b = tb.shape[1] if (transpose_b or adjoint_b) else tb.shape[0]
     if inner_a is not None and inner_b is not None and inner_a != inner_b:
         return stock()  # stock's own error
+    if any(d == 0 for d in ta.shape):
+        return stock()  # no rows or no products to sum (and XLA cannot loop over zero blocks)
     with tf.name_scope(name or "MatMul"):
         return _blocked(ta, tb, transpose_a, adjoint_a, transpose_b, adjoint_b)
