@@ -146,23 +146,36 @@ def test_the_known_shape_of_a_graph_operand_is_kept_where_stock_keeps_it():
             assert str(B.matmul(c, b).shape) == str(STOCK(c, b).shape)
 
 
-@pytest.mark.parametrize("mode", ("eager", "function", "jit_compile"))
-def test_gradients_match_stock(mode):
-    (av, _), (bv, _), _ = _inputs(CASES["batch_invariant_matmul"]["rows"], seed=1)
+@pytest.mark.parametrize("mode, label", [("eager", "rows"), ("function", "rows"), ("jit_compile", "rows"),
+                                         ("eager", "transpose-a"), ("eager", "rank3"), ("eager", "complex-adjoint-b"),
+                                         ("v1_graph", "rows")])
+def test_gradients_match_stock(mode, label):
+    (av, dtype), (bv, _), kwargs = _inputs(CASES["batch_invariant_matmul"][label], seed=1)
+    if mode == "v1_graph":
+        with tf.Graph().as_default():
+            a, b = tf.constant(av), tf.constant(bv)
+            found = []
+            for fn in (B.matmul, STOCK):
+                loss = tf.reduce_sum(tf.sin(tf.math.real(fn(a, b, **kwargs))))
+                with tf.compat.v1.Session() as session:
+                    found.append(session.run(tf.gradients(loss, [a, b])))
+        for ours, stock in zip(*found):
+            _close(ours, stock, dtype)
+        return
     a, b = tf.constant(av), tf.constant(bv)
 
     def grads(fn):
         def step(x, y):
             with tf.GradientTape() as tape:
                 tape.watch([x, y])
-                loss = tf.reduce_sum(tf.sin(fn(x, y)))
+                loss = tf.reduce_sum(tf.sin(tf.math.real(fn(x, y, **kwargs))))
             return tape.gradient(loss, [x, y])
         if mode != "eager":
             step = tf.function(step, jit_compile=(mode == "jit_compile"))
         return [g.numpy() for g in step(a, b)]
 
     for ours, stock in zip(grads(B.matmul), grads(STOCK)):
-        _close(ours, stock, "float32")
+        _close(ours, stock, dtype)
 
 
 @pytest.mark.parametrize("mode", ("eager", "function", "jit_compile"))

@@ -52,21 +52,45 @@ def _warn_once(key, text):
         warnings.warn("tfdet batch_invariant: " + text, TfdetWarning, stacklevel=4)
 
 
+def _in_blocks(rows, b, transpose_b, adjoint_b):
+    """rows [m, K] @ op(b), one stock MatMul of [BLOCK, K] x op(b) per block of rows, in a loop:
+    every block is the same kernel on the same shapes, whatever m."""
+    depth = rows.shape[-1] if rows.shape[-1] is not None else tf.shape(rows)[-1]
+    m = rows.shape[0] if rows.shape[0] is not None else tf.shape(rows)[0]
+    padded = tf.reshape(tf.pad(rows, [[0, (-m) % BLOCK], [0, 0]]), [-1, BLOCK, depth])
+    out = tf.map_fn(lambda block: _STOCK_MATMUL(block, b, transpose_b=transpose_b, adjoint_b=adjoint_b), padded,
+                    fn_output_signature=rows.dtype, parallel_iterations=1)
+    width = tf.shape(out)[-1]
+    return tf.reshape(out, [-1, width])[:m]
+
+
+def _real_rows_product(rows, b, transpose_b):
+    """_in_blocks for real dtypes, with a gradient that keeps a row's gradient batch-invariant too
+    (the same blocks) and takes b's, a sum over the batch's rows, from one stock product."""
+    @tf.custom_gradient
+    def product(rows, b):
+        def grad(upstream):
+            if transpose_b:  # out = rows @ b^T, b [N, K]
+                return _in_blocks(upstream, b, False, False), _STOCK_MATMUL(upstream, rows, transpose_a=True)
+            return _in_blocks(upstream, b, True, False), _STOCK_MATMUL(rows, upstream, transpose_a=True)
+        return _in_blocks(rows, b, transpose_b, False), grad
+
+    return product(rows, b)
+
+
 def _blocked(a, b, transpose_a, adjoint_a, transpose_b, adjoint_b):
-    """a @ op(b) with a's rows (all its leading dimensions) multiplied 8 at a time, one stock
-    MatMul of [8, K] x op(b) per block, in a loop: every block is the same kernel on the same shapes."""
+    """a @ op(b) with a's rows (all its leading dimensions) multiplied BLOCK at a time."""
     if transpose_a or adjoint_a:
         a = tf.transpose(a, conjugate=bool(adjoint_a))
     depth = a.shape[-1] if a.shape[-1] is not None else tf.shape(a)[-1]
     lead = a.shape[:-1]
     rows = tf.reshape(a, [-1, depth])
-    m = rows.shape[0] if rows.shape[0] is not None else tf.shape(rows)[0]
-    padded = tf.reshape(tf.pad(rows, [[0, (-m) % BLOCK], [0, 0]]), [-1, BLOCK, depth])
-    out = tf.map_fn(lambda block: _STOCK_MATMUL(block, b, transpose_b=transpose_b, adjoint_b=adjoint_b), padded,
-                    fn_output_signature=a.dtype, parallel_iterations=1)
+    if a.dtype.is_complex:  # TF's gradients of complex products conjugate: left to autodiff through the loop
+        out = _in_blocks(rows, b, transpose_b, adjoint_b)
+    else:
+        out = _real_rows_product(rows, b, bool(transpose_b or adjoint_b))
     width = b.shape[0] if (transpose_b or adjoint_b) else b.shape[1]
     width_dyn = width if width is not None else tf.shape(out)[-1]
-    out = tf.reshape(out, [-1, width_dyn])[:m]
     if lead.is_fully_defined():
         shape = lead.as_list() + [width_dyn]
     else:
