@@ -90,7 +90,7 @@ def bench_candidates(rounds):
         fns = {name: tf.function(fn, reduce_retracing=True) for name, fn in candidates(w).items()}
         for size in (32, 256):
             batch = tf.constant(x[:size])
-            medians = interleaved({name: (lambda f=fn: f(batch).numpy()) for name, fn in fns.items()}, rounds)
+            medians = interleaved({name: (lambda f=fn, b=batch: f(b).numpy()) for name, fn in fns.items()}, rounds)
             print("K=%d batch %d: %s" % (k, size, ", ".join("%s %.2fx" % (name, t / medians["stock"])
                                                               for name, t in medians.items())), flush=True)
 
