@@ -11,7 +11,7 @@ a matrix-vector kernel, many rows a matrix-matrix one). Candidates:
              rows padded to a multiple of 8, one stock MatMul of [8, K] x [K, N] per block (tf.map_fn).
 For each, at K = 784 and K = 64: the batch sizes at which the example first and last differs from the
 example alone, in tf.function and under XLA, and the cost against stock (ratio of medians of
-interleaved rounds, in tf.function).
+interleaved rounds of the process's CPU time, in tf.function).
 
 Then the cost on a Keras model (Dense 784->256 relu, Dense 256->10): predict_on_batch and one
 training step (train_on_batch, SGD) of 32 and 256 rows, stock vs a twin model whose predict/train
@@ -65,15 +65,17 @@ def differing_sizes(fn, x):
 
 
 def interleaved(calls, rounds):
-    """{name: median seconds} of calls run in turn, `rounds` times (after one warm-up each)."""
+    """{name: median CPU seconds} of calls run in turn, `rounds` times (after one warm-up each). CPU time
+    of the process (all its threads), not wall time: on a machine shared with others' jobs the wall
+    time of a 1-ms call mostly measures the scheduler."""
     for call in calls.values():
         call()
     times = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
-            started = time.perf_counter()
+            started = time.process_time()
             call()
-            times[name].append(time.perf_counter() - started)
+            times[name].append(time.process_time() - started)
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
@@ -153,7 +155,7 @@ def time_keras(stock, patched, x, y, rounds):
                                "patched": lambda s=size: patched.train_on_batch(x[:s], y[:s])}, rounds)
         rows.append(("training step, %d rows" % size, medians))
     for label, medians in rows:
-        print("%-24s stock %.2f ms, batch_invariant=True %.2f ms: %.2fx" % (
+        print("%-26s CPU time: stock %.2f ms, batch_invariant=True %.2f ms: %.2fx" % (
             label, medians["stock"] * 1e3, medians["patched"] * 1e3, medians["patched"] / medians["stock"]),
             flush=True)
 
