@@ -1,17 +1,19 @@
 """Batch-invariant replacements, installed by tfdet.patch(batch_invariant=True).
 
-Measured on this project's CPUs (TF 2.21, oneDNN on and off; docs/guides/batch_invariance.md):
+Measured on this project's CPUs (TF 2.21, oneDNN on and off; docs/guides/batch-invariance.md):
 of the common layers' ops, only the matrix product of a [rows, K] operand by a [K, N] weight gives
-one row other bits alone than inside a batch, from K = 512 up: one row takes a matrix-vector
+one row other bits alone than inside a batch (from K = 512 up with oneDNN on; more shapes with it
+off, and every shape tried under XLA): one row takes a matrix-vector
 kernel, two or more rows a matrix-matrix one, which adds the K products in another order.
 
 The replacement multiplies every row inside a fixed 8-row block: the rows are padded to a multiple
 of 8 and each block is one stock MatMul of [8, K] x [K, N], in a loop (tf.map_fn), so a row meets
 the same kernel on the same shapes alone and in any batch. Measured (benchmarks/
-bench_batch_invariant_matmul.py): invariant at every size tried, eager, tf.function and XLA. Two
-cheaper forms are not: one BatchMatMulV3 of [blocks, 8, K] x [K, N] gives other bits with one
-block than with two or more for K = 64 and 100 (the kernel folds the blocks into one product), and
-8-row blocks of one row each (a matrix-vector product per row) vary under XLA.
+bench_batch_invariant_matmul.py): invariant at every size and block position tried, eagerly, in
+tf.function and under XLA, oneDNN on and off. A cheaper form is not: one BatchMatMulV3 of
+[blocks, 8, K] x [K, N] (eagerly, K = 64 and 100: other bits with one block than with two or more;
+under XLA at K = 784 from 31 rows up). A product per row (tf.map_fn of 1-row products) is invariant
+but costs 1.7-9x the stock product.
 Anything else (integer or sparse products, an explicit output_type, batched weights, an operand
 whose rank is unknown) runs the stock function; the last is the one such case that can vary, and
 it warns once.
