@@ -6,7 +6,10 @@ eager, no XLA); each other arm changes exactly one. A comparison names the
 setting, the variant (TF_ENABLE_ONEDNN_OPTS=0, 3 replicas, ...), and which
 arm's output is compared with which. The batch setting needs no process of
 its own (row 0 alone runs in the reference arm); each replica count K runs in
-its own process with K logical CPU devices and computes K = 1 there too.
+its own process with K logical CPU devices and computes K = 1 there too: once
+with the global batch split across the replicas (data-parallel training), and
+once with every replica given the whole batch and the all-reduce taking the
+mean (the all-reduce's own order, apart from the smaller per-replica batches).
 """
 
 from collections import namedtuple
@@ -68,6 +71,8 @@ def plan(settings, cpu_count):
                 arms.append(Arm(name, reference_env, threads, "eager", (), (1, count), count))
                 comparisons.append(Comparison("replicas", "%d replicas" % count, (name, "replicas=1"),
                                               (name, "replicas=%d" % count), False, "replicas"))
+                comparisons.append(Comparison("replicas", "%d replicas, all-reduce alone" % count, (name, "replicas=1"),
+                                              (name, "mirrored=%d" % count), False, "replicas"))
     return arms, comparisons
 
 

@@ -65,6 +65,16 @@ def wrap(tf, body, execution):
 class Runner(object):
     def __init__(self, tf, np, arm, reply):
         self.tf, self.np, self.arm, self.reply = tf, np, arm, reply
+        # One MirroredStrategy per replica count for the life of the process: each new
+        # instance numbers its collective groups from 1 again, and a second instance of
+        # another size joining group 1 aborts ("joining a group with size 3, but that
+        # group has size 2").
+        self.strategies = {}
+
+    def strategy(self, count):
+        if count not in self.strategies:
+            self.strategies[count] = self.tf.distribute.MirroredStrategy(["/cpu:%d" % i for i in range(count)])
+        return self.strategies[count]
 
     def repeat(self, case_id, variant, run):
         """Run `repeats` times; answer digests, and save each distinct output once."""
@@ -113,21 +123,29 @@ class Runner(object):
             # One replica count above 1 per process: two MirroredStrategy instances of
             # different sizes in one process collide in the collective group they share.
             for count in arm["replicas"]:
-                step = replicated_step(tf, np, spec, built, upstream, int(count))
+                step = replicated_step(tf, np, spec, built, upstream, self.strategy(int(count)))
                 self.repeat(case_id, "replicas=%d" % count, step)
+                if int(count) > 1:  # the all-reduce alone: every replica the same batch, their mean
+                    step = replicated_step(tf, np, spec, built, upstream, self.strategy(int(count)), split=False)
+                    self.repeat(case_id, "mirrored=%d" % count, step)
 
 
-def replicated_step(tf, np, spec, built, upstream, count):
+def replicated_step(tf, np, spec, built, upstream, strategy, split=True):
     """The case's gradient as a data-parallel step: the global batch (the spec's batched
-    inputs and the upstream gradient, along axis 0) split across `count` MirroredStrategy
+    inputs and the upstream gradient, along axis 0) split across the MirroredStrategy's
     replicas on logical CPU devices, each replica's gradients summed by the strategy's
-    all-reduce (what an optimizer's apply does). Returns replica 0's reduced gradients."""
+    all-reduce (what an optimizer's apply does). split=False: every replica gets the
+    whole batch and the all-reduce takes their mean, which isolates the all-reduce's
+    own order (the mean of K equal values is exact for K = 1, 2). Returns replica 0's result."""
     from tfdet.probe.cases_dense import combine
 
-    strategy = tf.distribute.MirroredStrategy(["/cpu:%d" % i for i in range(count)])
+    count = strategy.num_replicas_in_sync
     batched = sorted(spec.batched)
-    shards = [[np.array_split(built.inputs[i], count)[r] for i in batched] + [np.array_split(upstream, count)[r]]
-              for r in range(count)]
+    if split:
+        shards = [[np.array_split(built.inputs[i], count)[r] for i in batched] + [np.array_split(upstream, count)[r]]
+                  for r in range(count)]
+    else:
+        shards = [[built.inputs[i] for i in batched] + [upstream] for _ in range(count)]
     constants = [tf.constant(x) for x in built.inputs]
 
     def shard(context):
@@ -146,7 +164,7 @@ def replicated_step(tf, np, spec, built, upstream, count):
             y = built.fn(*xs)
         grads = tape.gradient(y, [xs[i] for i in spec_wrt(built)], output_gradients=up)
         grads = [tf.convert_to_tensor(g) for g in grads]
-        return tf.distribute.get_replica_context().all_reduce("sum", grads)
+        return tf.distribute.get_replica_context().all_reduce("sum" if split else "mean", grads)
 
     @tf.function
     def step():

@@ -78,8 +78,9 @@ def build_grid(results):
 
 
 def _variant_order(variant):
-    digits = "".join(ch for ch in variant if ch.isdigit())
-    return (int(digits) if digits and variant.endswith("replicas") else 0, variant)
+    words = variant.split()
+    count = int(words[0]) if len(words) > 1 and words[0].isdigit() and words[1].startswith("replicas") else 0
+    return (count, variant)
 
 
 def sensitive_by_setting(grid):
