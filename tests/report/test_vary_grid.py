@@ -19,7 +19,11 @@ def test_grid_has_a_row_per_case_and_a_column_per_setting_variant(tmp_path):
     assert cells[("matmul", "replicas", "2 replicas")].verdict == "n/a"
     assert grid.counts["differs"] == 3
     assert sensitive_by_setting(grid) == {"onednn": ["matmul"], "threads": ["reduce-sum"], "replicas": ["mlp-grad"]}
-    assert grid_json(grid)["sensitive"]["threads"] == ["reduce-sum"]
+    data = grid_json(grid)
+    assert data["sensitive"]["threads"] == ["reduce-sum"]
+    assert data["rows"][0]["cells"][0] == {"verdict": "differs", "text": "differs (40 ulp)", "max_ulp": 40,
+                                           "max_rel": 1e-6, "max_abs": 1e-5, "frac_differ": 0.5,
+                                           "reference_distinct": 1, "changed_distinct": 1}
     text = grid_text(grid)
     assert text.splitlines()[0].split()[0] == "op" and "differs (7 ulp)" in text
 

@@ -6,7 +6,7 @@ from collections import namedtuple
 from ..results.vary_records import SETTINGS
 
 Column = namedtuple("Column", "setting variant")
-Cell = namedtuple("Cell", "verdict text detail")  # detail: the figures, for a tooltip
+Cell = namedtuple("Cell", "verdict text detail figures")  # detail: the figures in words, for a tooltip
 Row = namedtuple("Row", "case title cells")
 
 
@@ -14,7 +14,9 @@ class Grid(namedtuple("Grid", "columns rows counts")):
     kind = "vary"
 
 
-NOT_RUN = Cell("n/a", "\u2014", "does not apply to this op, or not measured")
+NOT_RUN = Cell("n/a", "\u2014", "does not apply to this op, or not measured", {})
+FIGURES = ("max_ulp", "max_rel", "max_abs", "frac_differ", "reference_distinct", "changed_distinct", "varies_in",
+           "error")
 
 
 def cell_text(record):
@@ -70,7 +72,9 @@ def build_grid(results):
         cells = []
         for column in columns:
             record = latest.get((case, column.setting, column.variant))
-            cell = NOT_RUN if record is None else Cell(record.verdict, cell_text(record), cell_detail(record))
+            cell = NOT_RUN if record is None else Cell(
+                record.verdict, cell_text(record), cell_detail(record),
+                {k: getattr(record, k) for k in FIGURES if getattr(record, k) is not None})
             counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
             cells.append(cell)
         rows.append(Row(case, titles.get(case, ""), cells))
@@ -99,7 +103,7 @@ def grid_json(grid):
     """The grid as plain JSON (what --json prints)."""
     return {"columns": [{"setting": c.setting, "variant": c.variant} for c in grid.columns],
             "rows": [{"case": r.case, "title": r.title,
-                      "cells": [{"verdict": c.verdict, "text": c.text} for c in r.cells]} for r in grid.rows],
+                      "cells": [dict(c.figures, verdict=c.verdict, text=c.text) for c in r.cells]} for r in grid.rows],
             "counts": dict(grid.counts), "sensitive": sensitive_by_setting(grid)}
 
 
