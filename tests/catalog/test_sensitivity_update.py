@@ -74,3 +74,34 @@ def test_catalog_update_command_writes_the_facts(tmp_path):
     assert [e.id for e in catalogue] == [e.id for e in shipped]
     shutil.rmtree(proposed)
     assert os.path.isdir(shipped_catalogue_dir())
+
+
+def test_merge_is_idempotent_and_keeps_one_row_per_setting_device_version():
+    from hypothesis import given, settings, strategies as st
+
+    from tfdet.catalog.sensitivity import SETTINGS, SensitivityRow, SettingFact
+    from tfdet.catalog.versions import parse_specifier
+
+    row = st.builds(
+        lambda op, setting, minor, changes: (op, "", (), SensitivityRow(
+            setting=setting, device="cpu", versions="==2.%d" % minor,
+            fact=SettingFact(changes=changes, stable_within=True, max_ulp=1 if changes else 0, sources=("measured:x",)),
+            specifier=parse_specifier("==2.%d" % minor))),
+        st.sampled_from(["matmul", "conv2d", "reduce-sum"]), st.sampled_from(SETTINGS), st.integers(19, 21),
+        st.booleans())
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(row, max_size=20))
+    def check(facts):
+        once = merge([], facts)
+        assert merge(once, facts) == once
+        for item in once:
+            keys = [(r.setting, r.device, r.versions) for r in item.rows]
+            assert len(keys) == len(set(keys))
+        # the last measurement of a row is the one kept
+        last = {}
+        for op, _, _, r in facts:
+            last[(op, r.setting, r.versions)] = r.fact
+        assert {(i.op, r.setting, r.versions): r.fact for i in once for r in i.rows} == last
+
+    check()

@@ -39,6 +39,7 @@ exit codes (--vary): 0 done; 2 usage (unknown setting, --vary with --modes,
 --python or --executor dask); 3 unknown op, unreadable results file; 4 a
 setting's process could not run (its cells say failed); 5 the results file
 or report could not be written; 130 interrupted (finished cells kept).
+--jobs N runs N settings' processes at once (default 2).
 
 examples:
   tfdet probe --vary onednn,threads,execution,xla,replicas
@@ -129,7 +130,7 @@ def run(args, out):
         raise CommandError(str(exc), WRITE_FAILED) from None
     previous = _sigterm_as_interrupt()
     progress = Display(args.err, "probe --vary", quiet=args.quiet or args.json)
-    config = VaryConfig(writer, settings, cases, repeats=args.repeats or 2, seed=args.seed or 0,
+    config = VaryConfig(writer, settings, cases, repeats=args.repeats or 2, seed=args.seed or 0, jobs=args.jobs or 2,
                         timeout=max(600.0, args.timeout or 0), argv=sys.argv[1:], tf_version=version)
     interrupted = False
     try:
