@@ -14,6 +14,8 @@ mean (the all-reduce's own order, apart from the smaller per-replica batches).
 
 from collections import namedtuple
 
+from ..results.vary_records import DIFFERS, FAILED, RAISED, SAME, VARIES  # the one vocabulary of verdicts
+
 # Settings --vary knows, in the order the grid shows them.
 VARY_SETTINGS = ("onednn", "threads", "execution", "xla", "batch", "replicas")
 NOT_YET = {"precision": "precision (float64 / mixed_float16 vs float32) is not measured by this tfdet yet"}
@@ -91,8 +93,6 @@ def why_not(comparison):
 
 
 # --- judging two arms --------------------------------------------------------------
-
-from ..results.vary_records import DIFFERS, FAILED, RAISED, SAME, VARIES  # noqa: E402  (the one vocabulary)
 
 
 def judge(reference, changed, load, slice_rows=False):

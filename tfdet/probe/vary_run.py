@@ -275,8 +275,6 @@ def _run_arm(config, arm, cases, scratch, state):
     finally:
         timer.cancel()
     if code != 0 and not state.stopping:
-        import time as _time
-
-        _time.sleep(0.05)
+        time.sleep(0.05)  # let the stderr pump catch the last words
         last = tail.text(3).strip().splitlines()
         state.arm_failed(arm.name, "process ended with code %s%s" % (code, (": " + last[-1]) if last else ""))

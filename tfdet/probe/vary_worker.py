@@ -159,10 +159,10 @@ def replicated_step(tf, np, spec, built, upstream, strategy, split=True):
             xs[i] = args[position]
         up = args[-1]
         with tf.GradientTape() as tape:
-            for i in spec_wrt(built):
+            for i in built.wrt:
                 tape.watch(xs[i])
             y = built.fn(*xs)
-        grads = tape.gradient(y, [xs[i] for i in spec_wrt(built)], output_gradients=up)
+        grads = tape.gradient(y, [xs[i] for i in built.wrt], output_gradients=up)
         grads = [tf.convert_to_tensor(g) for g in grads]
         return tf.distribute.get_replica_context().all_reduce("sum" if split else "mean", grads)
 
@@ -171,10 +171,6 @@ def replicated_step(tf, np, spec, built, upstream, strategy, split=True):
         return strategy.experimental_local_results(strategy.run(replica, args=values))[0]
 
     return lambda: combine(np, step())
-
-
-def spec_wrt(built):
-    return built.wrt
 
 
 def main():
