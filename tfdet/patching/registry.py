@@ -70,9 +70,9 @@ NOT_MADE_BATCH_INVARIANT = (
                                       "definition"),
     ("Dropout and random ops (training)", "draw from one stream per call: a row's draws depend on how many rows "
                                           "came before it"),
-    ("reductions under XLA (jit_compile)", "XLA's CPU reduction emitter tiles the loop from the whole shape (here "
-                                           "reduce_sum of 4096 features changed from 8 rows up); an op written in "
-                                           "TF is compiled by the same emitter"),
+    ("reductions and log_softmax under XLA (jit_compile)",
+     "XLA's CPU emitter tiles the loop from the whole shape (here reduce_sum of 4096 features changed from 8 rows "
+     "up, log_softmax of 1000 classes at 64 rows); an op written in TF is compiled by the same emitter"),
     ("Conv1D/Conv2D, BatchMatMul (batched weights), reductions, softmax, LayerNorm, Embedding, LSTM/GRU",
      "measured batch-invariant here, so not replaced; oneDNN picks their kernels from the shapes, batch "
      "included, so another CPU may differ: check with tfdet.testing.assert_batch_invariant"),
