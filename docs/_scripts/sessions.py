@@ -44,6 +44,7 @@ SESSIONS = (
     Session("testing", ("python -m pytest -q -p no:cacheprovider examples/locate/test_steps_reproduce.py",)),
     Session("batch-invariance", ("python -m pytest -q -p no:cacheprovider --tb=short "
                                  "examples/testing/test_batch_invariance.py",), exit_code=1),
+    Session("batch-invariance-patch", ("python examples/testing/batch_invariant_patch.py",)),
     Session("probe", ("tfdet probe --ops tf.math.bincount,unsorted-segment-sum --out probe.jsonl "
                       "--report report.html",)),
     Session("diverge", ("tfdet diverge --workload embedding --lr 1.0 --runs 3 --epochs 2 "
