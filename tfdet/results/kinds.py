@@ -78,8 +78,21 @@ def _locate(path, header):
     return read_locate(path, header)
 
 
+def _fingerprints(path, header):
+    from .between_file import read_fingerprints
+
+    return read_fingerprints(path)
+
+
+def _between(path, header):
+    from .between_file import read_between
+
+    return read_between(path, header)
+
+
 # kind -> reader(path, parsed header): the kinds load() reads
-READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate}
+READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate,
+           "fingerprints": _fingerprints, "between": _between}
 
 
 def load(path):
