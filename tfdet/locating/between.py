@@ -90,6 +90,12 @@ def compare_files(path_a, path_b, label_a=None, label_b=None):
         notes.append("the two files recorded different programs (%s; %s)" % (header_a.target, header_b.target))
     pairs, unpaired_a, unpaired_b = crossalign.pair(run_a, run_b)
     comparison = align.compare(run_a, run_b, counterparts=pairs)
+    # a root whose counterpart reads other inputs (an op inserted before it on one side) is not the op's doing
+    mapped = crossalign.op_map(pairs)
+    rewired = [r for r in comparison.roots
+               if not crossalign.inputs_correspond(r, pairs[r.key], mapped, run_a.ops, run_b.ops)]
+    comparison.roots = [r for r in comparison.roots if r not in rewired]
+    comparison.uncertain.extend(rewired)
     changes = environment_changes(header_a.machine, header_b.machine)
     side_changes = [n for n in set(header_a.side) | set(header_b.side) if header_a.side.get(n) != header_b.side.get(n)]
     changed = settings_changed(set(changes) | set(side_changes))
@@ -156,8 +162,8 @@ def _uncertain_note(comparison):
     if not comparison.uncertain:
         return []
     first = comparison.uncertain[0].op
-    return ["%d outputs differed reading an output that has no counterpart (first: %s %s): not blamed" % (
-        len(comparison.uncertain), first.op_type, first.name)]
+    return ["%d outputs differed reading an output that has no counterpart, or other inputs than their counterpart "
+            "(first: %s %s): not blamed" % (len(comparison.uncertain), first.op_type, first.name)]
 
 
 def _summary(verdict, first, changed, comparison, unmatched, header_a, header_b):

@@ -98,6 +98,40 @@ def pair(run_a, run_b):
     return pairs, unpaired_a, unpaired_b
 
 
+def op_map(pairs):
+    """{run a's graph op (graph, name): run b's} from paired outputs."""
+    return {(a_key[1], a_key[2]): (other.op.graph, other.op.name) for a_key, other in pairs.items() if a_key[0] == "g"}
+
+
+def inputs_correspond(execution, other, mapped, ops_a, ops_b):
+    """Whether `other` (run b's) reads what `execution` (run a's) reads (mapped: op_map): each input the
+    counterpart of the other's, or, for an op nothing was recorded for (a constant, an
+    Identity), one of the same type and scope. An op that reads something else on one
+    side (an op inserted before it) differs for that reason, not by itself."""
+    a_inputs, b_inputs = execution.op.inputs or [], other.op.inputs or []
+    if execution.op.graph is None or other.op.graph is None:
+        return True  # eager inputs are compared by their fingerprints (align.py)
+    if len(a_inputs) != len(b_inputs):
+        return False
+    for a_ref, b_ref in zip(a_inputs, b_inputs):
+        if a_ref is None or b_ref is None:
+            if a_ref != b_ref:
+                return False
+            continue
+        a_op, b_op = (a_ref[0], a_ref[1]), (b_ref[0], b_ref[1])
+        if a_ref[2] != b_ref[2]:
+            return False
+        if a_op in mapped:
+            if mapped[a_op] != b_op:
+                return False
+            continue
+        a_info, b_info = ops_a.get(a_op), ops_b.get(b_op)
+        if a_info is None or b_info is None or a_info.op_type != b_info.op_type or \
+                scope(a_info.name) != scope(b_info.name):
+            return False
+    return True
+
+
 def describe(executions, limit=5):
     """'Type name (function)' of the first few distinct ops among `executions`."""
     seen = []
