@@ -92,6 +92,9 @@ def add_parser(commands):
                         "(default: a temporary directory, kept only if a run failed)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (schema: locate-1.json; "
                         "between-1.json for --compare and --between)")
+    parser.add_argument("--catalog", metavar="PATH", help="with --compare and --between: a catalogue file or "
+                        "directory whose sensitive_to facts say which differences are expected (default: the "
+                        "shipped catalogue)")
     across = parser.add_mutually_exclusive_group()
     across.add_argument("--record", metavar="FILE", help="run the script twice here and keep its fingerprints and "
                         "this environment's description in FILE (schema: fingerprints-1.json)")
@@ -186,8 +189,9 @@ def _compare(args, out):
     from ..locating.between import compare_files
     from ..results import ResultsError
 
+    catalogue = arguments.load_catalogue_or_exit(args.catalog)
     try:
-        result = compare_files(*args.compare)
+        result = compare_files(*args.compare, catalogue=catalogue)
     except ResultsError as exc:
         raise CommandError(str(exc), INVALID_INPUT) from None
     return _answer(result, args, out)
@@ -207,6 +211,7 @@ def _across(args, script_args, out):
         raise CommandError("--between: %s" % exc, USAGE) from None
     if importlib.util.find_spec("tensorflow") is None:
         raise CommandError("tfdet locate needs TensorFlow, and this Python has none", ENVIRONMENT)
+    catalogue = arguments.load_catalogue_or_exit(args.catalog) if args.between else None
     progress = Display(args.err, "locate", quiet=args.json or not isatty(args.err))
     target = Target(script=args.script, args=tuple(script_args))
     options = dict(steps=args.steps, max_bytes=args.max_bytes, timeout=args.timeout, traces=args.traces,
@@ -220,7 +225,7 @@ def _across(args, script_args, out):
             return OK
         from ..locating.between import between_target
 
-        result = between_target(target, sides[0], sides[1], **options)
+        result = between_target(target, sides[0], sides[1], catalogue=catalogue, **options)
     except (ResultsWriteError, OSError) as exc:
         raise CommandError(str(exc) if isinstance(exc, ResultsWriteError) else "cannot write: %s%s" % (
             exc.strerror or exc, (": %s" % exc.filename) if exc.filename else ""), WRITE_FAILED) from None

@@ -39,26 +39,22 @@ def environment_changes(machine_a, machine_b):
     return changes
 
 
-def sensitivity(op_type, settings, tf_versions, device):
-    """({setting: the catalogue's fact, as JSON}, note or None) for the changed `settings`
-    the catalogue knows `op_type` sensitive to, on any of `tf_versions`."""
+def sensitivity(op_type, settings, tf_versions, device, catalogue=None):
+    """{setting: the catalogue's fact, as JSON} for the changed `settings` the catalogue
+    (default: the shipped one) knows `op_type` sensitive to, on any of `tf_versions`."""
     from ..catalog import default_catalogue
 
-    catalogue = default_catalogue()
-    lookup = getattr(catalogue, "sensitive_to", None)
-    if lookup is None:
-        return {}, "this tfdet's catalogue has no sensitive_to facts: whether %s is known sensitive to %s is not " \
-                   "said" % (op_type, ", ".join(settings) or "the change")
+    catalogue = catalogue or default_catalogue()
     found = {}
     for version in tf_versions:
         try:
-            facts = lookup(op_type, version, device) or {}
-        except (KeyError, ValueError):  # an op or a TF version the catalogue does not cover
+            facts = catalogue.sensitive_to(op_type, version, device)
+        except ValueError:  # not a TF version the catalogue can read
             continue
         for setting, fact in facts.items():
-            if setting in settings and getattr(fact, "changes", False) and setting not in found:
+            if setting in settings and fact.changes and setting not in found:
                 found[setting] = _fact_json(fact)
-    return found, None
+    return found
 
 
 def _fact_json(fact):
@@ -80,8 +76,9 @@ def _stable(again, execution):
     return None if theirs is None else theirs == execution.fingerprint
 
 
-def compare_files(path_a, path_b, label_a=None, label_b=None):
-    """A BetweenResult for two fingerprints files (ResultsError for a malformed one)."""
+def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
+    """A BetweenResult for two fingerprints files (ResultsError for a malformed one);
+    catalogue: the one whose sensitive_to facts say what is expected (default: the shipped one)."""
     recorded_a, run_a, again_a = load_run(path_a)
     recorded_b, run_b, again_b = load_run(path_b)
     header_a, header_b = recorded_a.header, recorded_b.header
@@ -112,9 +109,7 @@ def compare_files(path_a, path_b, label_a=None, label_b=None):
         device = header_a.machine.device
         versions = sorted({header_a.machine.tf_version, header_b.machine.tf_version})
         if deterministic:
-            sensitive, note = sensitivity(chosen.op.op_type, changed, versions, device)
-            if note:
-                notes.append(note)
+            sensitive = sensitivity(chosen.op.op_type, changed, versions, device, catalogue)
             verdict = "expected" if sensitive else "unexplained"
         else:
             verdict = "varies-within"
@@ -193,7 +188,7 @@ def _summary(verdict, first, changed, comparison, unmatched, header_a, header_b)
 
 
 def between_target(target, side_a, side_b, steps=None, max_bytes=None, timeout=None, traces=None, progress=None,
-                   argv=None):
+                   argv=None, catalogue=None):
     """Record `target` under each side in this machine, then compare the two (a BetweenResult)."""
     directory = traces or tempfile.mkdtemp(prefix="tfdet-between-")
     os.makedirs(directory, exist_ok=True)
@@ -202,7 +197,8 @@ def between_target(target, side_a, side_b, steps=None, max_bytes=None, timeout=N
         for side, path in zip((side_a, side_b), paths):
             record_target(target, path, side=side, steps=steps, max_bytes=max_bytes, timeout=timeout, traces=traces,
                           progress=progress, argv=argv)
-        result = compare_files(paths[0], paths[1], label_a=side_a.text or "(as is)", label_b=side_b.text or "(as is)")
+        result = compare_files(paths[0], paths[1], label_a=side_a.text or "(as is)", label_b=side_b.text or "(as is)",
+                               catalogue=catalogue)
     finally:
         if not traces:
             for path in paths:

@@ -126,7 +126,10 @@ def inputs_correspond(execution, other, mapped, ops_a, ops_b):
                 return False
             continue
         a_info, b_info = ops_a.get(a_op), ops_b.get(b_op)
-        if a_info is None or b_info is None or a_info.op_type != b_info.op_type or \
+        if a_info is None and b_info is None:  # neither traced (a function's argument): by its scope
+            if scope(a_ref[1]) != scope(b_ref[1]):
+                return False
+        elif a_info is None or b_info is None or a_info.op_type != b_info.op_type or \
                 scope(a_info.name) != scope(b_info.name):
             return False
     return True
