@@ -126,6 +126,20 @@ def test_renamed_layers_pair_by_scope_and_creation_order_and_an_extra_op_stays_u
     assert only_a == [] and [e.op.name for e in only_b] == ["model_1/Sqrt"]
 
 
+def test_a_renamed_function_and_model_scope_pair_on_the_second_chance():
+    a = _graph_run([("model/dense/MatMul", "MatMul", [4, 8]), ("model/Sum", "Sum", [])], ["1", "2"])
+    b = _graph_run([("functional_1/dense_1/MatMul", "MatMul", [4, 8]), ("functional_1/Sum", "Sum", []),
+                    ("functional_1/Cast", "Cast", [4, 8])], ["1", "3", "4"])
+    for execution in b.executions:  # Keras 3 calls its predict step otherwise
+        execution.key = ("g", "one_step_on_data") + execution.key[2:]
+        execution.op.graph = "one_step_on_data"
+    b.ops = {("one_step_on_data", name): op for (_, name), op in b.ops.items()}
+    pairs, only_a, only_b = crossalign.pair(a, b)
+    assert {k[2]: v.op.name for k, v in pairs.items()} == {
+        "model/dense/MatMul": "functional_1/dense_1/MatMul", "model/Sum": "functional_1/Sum"}
+    assert only_a == [] and [e.op.op_type for e in only_b] == ["Cast"]
+
+
 def test_an_op_whose_shape_changed_is_not_paired_with_the_other():
     a = _graph_run([("m/MatMul", "MatMul", [4, 8])], ["1"])
     b = _graph_run([("m/MatMul", "MatMul", [8, 8])], ["1"])

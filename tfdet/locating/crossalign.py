@@ -16,9 +16,15 @@ inserts or drops an op, a function gets another counter. So each output gets a
   user's line that ran it (file name and line, not the directory: machines
   differ there), its rank among the eager ops of that type and line, the slot.
 
-Outputs whose stable key has no partner on the other side are returned, never
-paired by guess: the comparison reports them (how many, the first few) and
-treats what they feed as unknown.
+Graph outputs left without a partner get a second chance under a looser key,
+for what a Keras or TF upgrade renames wholesale (the predict step is
+`predict_function` in Keras 2 and `one_step_on_data_distributed` in Keras 3;
+the model's scope `model` or `functional_1`): the function's name and the
+scope's first part are left out, the rest of the key is kept.
+
+Outputs whose key has no partner on the other side under either are returned,
+never paired by guess: the comparison reports them (how many, the first few)
+and treats what they feed as unknown.
 """
 
 import os
@@ -81,21 +87,58 @@ def stable_keys(run):
     return keyed
 
 
+def tail(name):
+    """A name's scope without its first part (the model's or the function's own name)."""
+    return scope(name).split("/", 1)[-1]
+
+
+def _loose_keys(keyed, ops):
+    """[(looser key, execution)] for graph outputs: no function name, no first scope part; ranked again
+    among the ops left, in creation order."""
+    left = {(e.key[1], e.key[2]) for _, e in keyed if e.key[0] == "g"}
+    ranks, counts = {}, {}
+    for (graph, name), op in ops.items():
+        if (graph, name) in left:
+            group = (op.op_type, tail(name))
+            ranks[(graph, name)] = counts.get(group, 0)
+            counts[group] = ranks[(graph, name)] + 1
+    loose = []
+    for _, execution in keyed:
+        key, op = execution.key, execution.op
+        if key[0] == "g":
+            loose.append(((op.op_type, tail(op.name), ranks.get((key[1], key[2]), 0), _shape(op, key[3]), key[3],
+                           key[4]), execution))
+    return loose
+
+
+def _match(keyed_a, keyed_b):
+    """(pairs {a's exact key: b's Execution}, a's unpaired [(key, execution)], b's unpaired) by equal keys."""
+    theirs = {}
+    for key, execution in keyed_b:
+        theirs.setdefault(key, execution)
+    pairs, left_a, used = {}, [], set()
+    for key, execution in keyed_a:
+        other = theirs.get(key)
+        if other is None or key in used:
+            left_a.append((key, execution))
+        else:
+            used.add(key)
+            pairs[execution.key] = other
+    return pairs, left_a, [(key, execution) for key, execution in keyed_b if key not in used]
+
+
 def pair(run_a, run_b):
     """({run_a's exact key: run_b's Execution}, run_a's unpaired executions, run_b's unpaired executions)."""
-    theirs = {}
-    for stable, execution in stable_keys(run_b):
-        theirs.setdefault(stable, execution)
-    pairs, unpaired_a, used = {}, [], set()
-    for stable, execution in stable_keys(run_a):
-        other = theirs.get(stable)
-        if other is None or stable in used:
-            unpaired_a.append(execution)
-        else:
-            used.add(stable)
-            pairs[execution.key] = other
-    unpaired_b = [execution for stable, execution in stable_keys(run_b) if stable not in used]
-    return pairs, unpaired_a, unpaired_b
+    pairs, left_a, left_b = _match(stable_keys(run_a), stable_keys(run_b))
+    if left_a and left_b:  # a second chance for renamed functions and model scopes
+        more, _, _ = _match(_loose_keys(left_a, run_a.ops), _loose_keys(left_b, run_b.ops))
+        pairs.update(more)
+        taken = {id(execution) for execution in more.values()}
+        left_a = [(k, e) for k, e in left_a if e.key not in more]
+        left_b = [(k, e) for k, e in left_b if id(e) not in taken]
+    order = {execution.key: index for index, execution in enumerate(run_a.executions)}
+    unpaired_a = sorted((e for _, e in left_a), key=lambda e: order[e.key])
+    return pairs, unpaired_a, [e for _, e in left_b]
 
 
 def op_map(pairs):
@@ -127,10 +170,10 @@ def inputs_correspond(execution, other, mapped, ops_a, ops_b):
             continue
         a_info, b_info = ops_a.get(a_op), ops_b.get(b_op)
         if a_info is None and b_info is None:  # neither traced (a function's argument): by its scope
-            if scope(a_ref[1]) != scope(b_ref[1]):
+            if tail(a_ref[1]) != tail(b_ref[1]):
                 return False
         elif a_info is None or b_info is None or a_info.op_type != b_info.op_type or \
-                scope(a_info.name) != scope(b_info.name):
+                tail(a_info.name) != tail(b_info.name):
             return False
     return True
 
