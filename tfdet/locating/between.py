@@ -15,6 +15,7 @@ import tempfile
 from .. import __version__
 from ..results.between_records import BETWEEN, SCHEMA_VERSION, BetweenResult, FirstDifference, Unmatched
 from . import align, crossalign
+from .capture import function_key
 from .record import load_run, record_target
 from .sides import settings_changed
 
@@ -93,6 +94,7 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
                if not crossalign.inputs_correspond(r, pairs[r.key], mapped, run_a.ops, run_b.ops)]
     comparison.roots = [r for r in comparison.roots if r not in rewired]
     comparison.uncertain.extend(rewired)
+    _explain_function_calls(comparison)
     changes = environment_changes(header_a.machine, header_b.machine)
     side_changes = [n for n in set(header_a.side) | set(header_b.side) if header_a.side.get(n) != header_b.side.get(n)]
     changed = settings_changed(set(changes) | set(side_changes))
@@ -119,9 +121,7 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
                          "environment's doing" % (varying[0].op.op_type, varying[0].op.name))
     elif comparison.uncertain:
         verdict = "unmatched-only"
-    # a function call whose output differs after an op inside it did is that op's doing, not another root
-    others = [r for r in (deterministic + varying) if r is not chosen and not (
-        r.key[0] == "e" and r.op.op_type.startswith("__") and _before(chosen, r, run_a))][:MAX_OTHER_ROOTS]
+    others = [r for r in (deterministic + varying) if r is not chosen][:MAX_OTHER_ROOTS]
     unmatched = [Unmatched(side=side, count=len(items), first=crossalign.describe(items))
                  for side, items in (("a", unpaired_a), ("b", unpaired_b)) if items]
     within = {"a": header_a.outputs_varying, "b": header_b.outputs_varying}
@@ -134,6 +134,25 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
         other_roots=["%s (%s)" % (r.op.op_type, r.op.name) for r in others],
         outputs_compared=comparison.compared, outputs_differing=differing, unmatched=unmatched,
         varying_within=within, notes=notes + _uncertain_note(comparison))
+
+
+def _explain_function_calls(comparison):
+    """A tf.function call whose result differs is explained by the ops inside it that differed
+    (spread from a root, or unknown when only unpaired ones did): a root only when none did,
+    as when what differs inside is not instrumented (jit_compile)."""
+    inside = {}
+    for kind, executions in (("spread", comparison.roots + comparison.spread), ("uncertain", comparison.uncertain)):
+        for execution in executions:
+            if execution.key[0] == "g":
+                inside.setdefault(execution.op.graph, kind)
+    kept = []
+    for root in comparison.roots:
+        kind = inside.get(function_key(root.op.op_type)) if root.op.op_type.startswith("__") else None
+        if kind is None:
+            kept.append(root)
+        else:
+            (comparison.spread if kind == "spread" else comparison.uncertain).append(root)
+    comparison.roots = kept
 
 
 def _before(execution, other, run):

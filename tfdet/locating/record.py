@@ -34,9 +34,9 @@ def record_target(target, path, side=None, steps=None, max_bytes=None, timeout=N
     to record; LocateInterrupted on Ctrl-C; ResultsWriteError when `path` cannot be written."""
     side = side or Side("")
     progress = progress or (lambda message: None)
-    workdir = tempfile.mkdtemp(prefix="record-", dir=traces) if traces else tempfile.mkdtemp(prefix="tfdet-record-")
     if traces:
         os.makedirs(traces, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="record-", dir=traces) if traces else tempfile.mkdtemp(prefix="tfdet-record-")
     keep = bool(traces)
     try:
         runs = []
@@ -91,6 +91,10 @@ def _records(target, first, second, machine, side, outcomes, argv):
             again=theirs.fingerprint if theirs is not None else None, step=execution.step,
             type=execution.op.op_type if eager else None, source=execution.op.source if eager else None,
             inputs=list(execution.eager_inputs) if eager else None))
+    for outcome in outcomes:
+        if outcome.status != "finished":
+            notes.append("run %d %s: %s (what it recorded is kept)" % (outcome.process, outcome.status,
+                                                                      outcome.detail))
     if first.stopped_by:
         notes.append("capture stopped on purpose (%s): what ran after was not recorded" % first.stopped_by)
     header = FingerprintsHeader(
