@@ -84,7 +84,7 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
     recorded_b, run_b, again_b = load_run(path_b)
     header_a, header_b = recorded_a.header, recorded_b.header
     notes = []
-    if header_a.target != header_b.target:
+    if _program(header_a.target) != _program(header_b.target):  # machines keep it in other directories
         notes.append("the two files recorded different programs (%s; %s)" % (header_a.target, header_b.target))
     pairs, unpaired_a, unpaired_b = crossalign.pair(run_a, run_b)
     comparison = align.compare(run_a, run_b, counterparts=pairs)
@@ -134,6 +134,11 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
         other_roots=["%s (%s)" % (r.op.op_type, r.op.name) for r in others],
         outputs_compared=comparison.compared, outputs_differing=differing, unmatched=unmatched,
         varying_within=within, notes=notes + _uncertain_note(comparison))
+
+
+def _program(target):
+    script, _, args = target.partition(" ")
+    return os.path.basename(script), args
 
 
 def _explain_function_calls(comparison):

@@ -16,11 +16,13 @@ inserts or drops an op, a function gets another counter. So each output gets a
   user's line that ran it (file name and line, not the directory: machines
   differ there), its rank among the eager ops of that type and line, the slot.
 
-Graph outputs left without a partner get a second chance under a looser key,
+Graph outputs (and tf.function calls) left without a partner get a second
+chance under a looser key,
 for what a Keras or TF upgrade renames wholesale (the predict step is
 `predict_function` in Keras 2 and `one_step_on_data_distributed` in Keras 3;
 the model's scope `model` or `functional_1`): the function's name and the
-scope's first part are left out, the rest of the key is kept.
+scope's first part are left out, the rest of the key is kept; a function call
+is keyed by the user's line and its rank there.
 
 Outputs whose key has no partner on the other side under either are returned,
 never paired by guess: the comparison reports them (how many, the first few)
@@ -102,12 +104,18 @@ def _loose_keys(keyed, ops):
             group = (op.op_type, tail(name))
             ranks[(graph, name)] = counts.get(group, 0)
             counts[group] = ranks[(graph, name)] + 1
-    loose = []
+    loose, calls, call_rank = [], {}, {}
     for _, execution in keyed:
         key, op = execution.key, execution.op
         if key[0] == "g":
             loose.append(((op.op_type, tail(op.name), ranks.get((key[1], key[2]), 0), _shape(op, key[3]), key[3],
                            key[4]), execution))
+        elif op.op_type.startswith("__"):  # a tf.function call, whatever the function is called
+            if key[1] not in call_rank:
+                where = _short_source(op.source)
+                call_rank[key[1]] = (where, calls.get(where, 0))
+                calls[where] = call_rank[key[1]][1] + 1
+            loose.append((("call",) + call_rank[key[1]] + (key[2],), execution))
     return loose
 
 
@@ -179,11 +187,11 @@ def inputs_correspond(execution, other, mapped, ops_a, ops_b):
 
 
 def describe(executions, limit=5):
-    """'Type name (function)' of the first few distinct ops among `executions`."""
+    """'Type name (function)', or 'Type (eager #N)', of the first few distinct ops among `executions`."""
     seen = []
     for execution in executions:
         op = execution.op
-        text = "%s %s (%s)" % (op.op_type, op.name, op.graph or "eager")
+        text = op.name if op.graph is None else "%s %s (%s)" % (op.op_type, op.name, op.graph)
         if text not in seen:
             seen.append(text)
             if len(seen) == limit:
