@@ -240,9 +240,10 @@ def _recorded(header, path, out):
     machine = header.machine
     out.write("Recorded %d op outputs of %s in %s: %d varied between its two runs here.\n" % (
         header.outputs, header.target, path, header.outputs_varying))
-    out.write("  TF %s on %s (%s), oneDNN %s, threads %s/%s, %s%s\n" % (
+    threads = "%s/%s" % (machine.intra_op_threads, machine.inter_op_threads)
+    out.write("  TF %s on %s (%s), oneDNN %s, threads intra/inter %s, %s%s\n" % (
         machine.tf_version, machine.device.upper(), machine.cpu_model or "?", machine.onednn or "?",
-        machine.intra_op_threads, machine.inter_op_threads, machine.execution or "?",
+        "0/0 (TF's default: one per core)" if threads == "0/0" else threads, machine.execution or "?",
         ("; %s" % ", ".join("%s=%s" % item for item in sorted(header.side.items()))) if header.side else ""))
     for note in header.notes:
         out.write("note: %s\n" % note)
