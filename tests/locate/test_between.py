@@ -103,6 +103,45 @@ def test_two_files_with_the_same_outputs_compare_as_the_same(tmp_path):
     assert json.loads(out)["verdict"] == "same" and json.loads(out)["outputs_compared"] == 1
 
 
+def _recorded(path, onednn, matmul, matmul_again):
+    """A fingerprints file of a one-function program: MatMul then Sum, recorded with TF_ENABLE_ONEDNN_OPTS=onednn."""
+    header = dict(_valid_header(), outputs=2, outputs_varying=int(matmul != matmul_again),
+                  machine={"tf_version": "2.21.0", "device": "cpu", "env": {"TF_ENABLE_ONEDNN_OPTS": onednn}})
+    lines = [header,
+             {"record": "op", "graph": "f", "name": "m/MatMul", "type": "MatMul", "inputs": [["f", "x", 0]],
+              "outputs": [["float32", [4, 4]]]},
+             {"record": "op", "graph": "f", "name": "m/Sum", "type": "Sum", "inputs": [["f", "m/MatMul", 0]],
+              "outputs": [["float32", []]]},
+             {"record": "output", "key": ["g", "f", "m/MatMul", 0, 0], "fingerprint": matmul, "again": matmul_again,
+              "step": 1},
+             {"record": "output", "key": ["g", "f", "m/Sum", 0, 0], "fingerprint": matmul + "s", "again": matmul + "s",
+              "step": 1}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+def test_the_first_difference_is_expected_only_when_stable_within_each_side_and_known_sensitive(tmp_path):
+    facts = _facts(tmp_path)  # MatMul: sensitive to onednn on TF 2.21 CPU
+    a = _recorded(tmp_path / "a.jsonl", "0", "aa", "aa")
+    b = _recorded(tmp_path / "b.jsonl", "1", "bb", "bb")
+    code, out, err = run_cli("locate", "--compare", a, b, "--json", "--catalog", facts)
+    result = json.loads(out)
+    assert code == FINDING and result["verdict"] == "expected", result["summary"]
+    first = result["first_difference"]
+    assert (first["op_type"], first["stable_within"]) == ("MatMul", {"a": True, "b": True})
+    assert first["sensitive_to"]["onednn"]["max_ulp"] == 12 and result["settings_changed"] == ["onednn"]
+    assert result["outputs_differing"] == 2 and result["other_roots"] == []  # the Sum only spread it
+    # the same difference with a catalogue that knows nothing of MatMul: unexplained
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("schema_version: 1\nsensitivities: []\n")
+    code, out, err = run_cli("locate", "--compare", a, b, "--json", "--catalog", str(empty))
+    assert json.loads(out)["verdict"] == "unexplained"
+    # a MatMul that varies run to run on side b: not the environment's doing
+    varying = _recorded(tmp_path / "v.jsonl", "1", "bb", "cc")
+    code, out, err = run_cli("locate", "--compare", a, varying, "--catalog", facts)
+    assert code == FINDING and "varies run to run within side b" in out, out
+
+
 # ----------------------------------------------------------------------------- the pairing's rules (fast)
 
 def _graph_run(names, fingerprints):

@@ -272,8 +272,9 @@ def render_between(result, out):
                                                                 "its runs", None: "one run only"}[value])
                                             for side, value in sorted(first.stable_within.items()))))
         for setting, fact in sorted(first.sensitive_to.items()):
-            lines.append(("known", "%s changes it%s" % (setting, "".join(
-                "; %s %s" % (k, v) for k, v in sorted(fact.items()) if k != "changes"))))
+            said = [fact.get("note"), ("max %s ULP" % fact["max_ulp"]) if fact.get("max_ulp") is not None else None,
+                    ", ".join(fact.get("sources") or ())]
+            lines.append(("known", "%s changes it (%s)" % (setting, "; ".join(p for p in said if p))))
     for name, (a, b) in sorted(result.environment_changes.items()):
         lines.append(("changed", "%s: %s -> %s" % (name, _value(a), _value(b))))
     for unmatched in result.unmatched:

@@ -45,7 +45,7 @@ def sensitivity(op_type, settings, tf_versions, device, catalogue=None):
     (default: the shipped one) knows `op_type` sensitive to, on any of `tf_versions`."""
     from ..catalog import default_catalogue
 
-    catalogue = catalogue or default_catalogue()
+    catalogue = default_catalogue() if catalogue is None else catalogue  # a catalogue of facts only is falsy
     found = {}
     for version in tf_versions:
         try:
