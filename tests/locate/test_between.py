@@ -142,6 +142,17 @@ def test_the_first_difference_is_expected_only_when_stable_within_each_side_and_
     assert code == FINDING and "varies run to run within side b" in out, out
 
 
+def test_report_refuses_a_fingerprints_file_and_a_comparison_in_one_line(tmp_path):
+    a = _recorded(tmp_path / "a.jsonl", "0", "aa", "aa")
+    code, out, err = run_cli("locate", "--compare", a, a, "--json")
+    compared = tmp_path / "cmp.json"
+    compared.write_text(out)
+    assert load(str(compared)).verdict == "same"
+    for path in (a, str(compared)):
+        code, out, err = run_cli("report", path, "-o", str(tmp_path / "r.html"))
+        assert code == INVALID_INPUT and err.count("\n") == 1 and "tfdet locate --compare" in err, err
+
+
 # ----------------------------------------------------------------------------- the pairing's rules (fast)
 
 def _graph_run(names, fingerprints):
