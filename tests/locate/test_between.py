@@ -58,6 +58,14 @@ def test_a_bad_side_is_a_usage_error_before_anything_runs(tmp_path):
     assert code == USAGE and err.count("\n") == 1 and "threads=0" in err, err
 
 
+@pytest.mark.parametrize("flags", [["--patch"], ["--repeats", "3"], ["--runs", "4"], ["--no-detail"]])
+def test_flags_of_plain_locate_are_refused_across_environments_not_ignored(tmp_path, flags):
+    script = tmp_path / "s.py"
+    script.write_text("raise SystemExit('must not run')\n")
+    code, out, err = run_cli("locate", "--between", "threads=1", "threads=2", *flags, str(script))
+    assert code == USAGE and err.count("\n") == 1 and flags[0] in err, err
+
+
 def test_variables_are_put_in_the_settings_the_catalogue_speaks_of():
     assert settings_changed(["TF_ENABLE_ONEDNN_OPTS", "onednn_enabled", "intra_op_threads", "OMP_NUM_THREADS",
                              "tf_version", "SOMETHING_ELSE"]) == ["SOMETHING_ELSE", "onednn", "tf_version", "threads"]

@@ -143,6 +143,14 @@ def _run(args, out):
     from ..locating import LocateError, LocateInterrupted, LocateWriteError, locate_script
 
     args, script_args = _split_arguments(args)
+    across = args.compare or args.record or args.between
+    ignored = [flag for flag, given in (("--runs", args.runs != DEFAULT_RUNS), ("--repeats", args.repeats != DEFAULT_REPEATS),
+                                        ("--patch", args.patch), ("--no-detail", not args.detail)) if given]
+    if across and ignored:
+        raise CommandError("%s: --record, --compare and --between run each side twice, one call each; %s do not "
+                           "apply" % (ignored[0], ", ".join(ignored)), USAGE)
+    if not across and args.catalog:
+        raise CommandError("--catalog applies to --compare and --between", USAGE)
     if args.compare:
         if args.script:
             raise CommandError("--compare takes two recorded files, not a script (%s)" % args.script, USAGE)
