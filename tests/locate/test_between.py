@@ -66,6 +66,15 @@ def test_flags_of_plain_locate_are_refused_across_environments_not_ignored(tmp_p
     assert code == USAGE and err.count("\n") == 1 and flags[0] in err, err
 
 
+def test_the_environment_keeps_the_variables_that_change_kernels_and_not_logs_or_terraforms():
+    from tfdet.locating.machine import relevant_environment
+
+    environ = {"TF_ENABLE_ONEDNN_OPTS": "0", "XLA_FLAGS": "--x", "OMP_NUM_THREADS": "1", "MKL_CBWR": "COMPATIBLE",
+               "TF_CPP_MIN_LOG_LEVEL": "2", "TF_CLI_CONFIG_FILE": "/root/.terraformrc", "HOME": "/root"}
+    assert relevant_environment(environ) == {"MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1",
+                                             "TF_ENABLE_ONEDNN_OPTS": "0", "XLA_FLAGS": "--x"}
+
+
 def test_variables_are_put_in_the_settings_the_catalogue_speaks_of():
     assert settings_changed(["TF_ENABLE_ONEDNN_OPTS", "onednn_enabled", "intra_op_threads", "OMP_NUM_THREADS",
                              "tf_version", "SOMETHING_ELSE"]) == ["SOMETHING_ELSE", "onednn", "tf_version", "threads"]

@@ -101,15 +101,16 @@ def _call(options):
     return "finished", ""
 
 
-def _describe(tf, path):
-    """Write the environment the program ran in (after capture: describing it is not the program's work)."""
+def _describe(tf, path, environ):
+    """Write the environment the program ran in (after capture: describing it is not the program's work).
+    environ: the variables as the process started, before TensorFlow set its own (KMP_* on import)."""
     import numpy as np
 
     from .machine import describe
 
     try:
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump(describe(tf, np), handle, sort_keys=True)
+            json.dump(describe(tf, np, environ), handle, sort_keys=True)
     except Exception as error:  # noqa: BLE001 - the trace is kept either way; the parent says what is missing
         sys.stderr.write("tfdet locate: the environment could not be described: %s\n" % error)
 
@@ -122,6 +123,7 @@ def main(argv=None):
     if options.save:
         with open(options.save, encoding="utf-8") as handle:
             save = [tuple(ref) for ref in json.load(handle)]
+    environ = dict(os.environ)  # as given, before TensorFlow's import adds its own variables
     import tensorflow as tf  # noqa: F401 - TF must be imported before the callback is installed
 
     if options.patch:
@@ -155,7 +157,7 @@ def main(argv=None):
         uninstall(recorder)
         recorder.close(status, detail, seconds)
         if options.describe:
-            _describe(tf, options.describe)
+            _describe(tf, options.describe, environ)
     if recorder.write_error:
         sys.stderr.write("tfdet locate: the trace could not be written: %s\n" % recorder.write_error)
         return WRITE_FAILED

@@ -13,10 +13,12 @@ import os
 # /proc/cpuinfo flags that decide which kernels oneDNN, Eigen and XLA pick (and so
 # the order of their sums): vector widths, fused multiply-add, matrix units.
 ISA_PREFIXES = ("avx", "fma", "sse4", "amx", "f16c", "avx512")
-# Variables that change kernels, threads or numerics (TF_CPP_* only change logs).
+# Variables that change kernels, threads or numerics.
 ENV_PREFIXES = ("TF_", "XLA_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_", "ONEDNN_", "DNNL_")
 ENV_NAMES = ("PYTHONHASHSEED",)
-ENV_IGNORED_PREFIXES = ("TF_CPP_",)
+# TF_CPP_* only change TensorFlow's logs; the others are Terraform's, which shares the prefix.
+ENV_IGNORED_PREFIXES = ("TF_CPP_", "TF_CLI_", "TF_VAR_", "TF_LOG", "TF_IN_AUTOMATION", "TF_INPUT", "TF_DATA_DIR",
+                        "TF_WORKSPACE", "TF_PLUGIN_CACHE_DIR", "TF_REGISTRY_")
 
 
 def cpu_flags(cpuinfo_path="/proc/cpuinfo"):
