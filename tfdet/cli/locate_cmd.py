@@ -290,13 +290,23 @@ def render_between(result, out):
                                                                      "; ".join(unmatched.first))))
     for other in result.other_roots:
         lines.append(("also", other))
-    for label, text in lines:
-        out.write(fit_lines("  %-10s %s" % (label, text), width) + "\n")
+    for label, text in lines:  # continued under the value, as the labels have no colon for fit_lines to find
+        out.write(_labelled(label, text, width) + "\n")
     out.write("Compared %d op outputs (%d differed); varied run to run within a side: a %d, b %d.\n" % (
         result.outputs_compared, result.outputs_differing, result.varying_within.get("a", 0),
         result.varying_within.get("b", 0)))
     for note in result.notes:
         out.write(fit_lines("note: %s" % note, width) + "\n")
+
+
+def _labelled(label, text, width):
+    import textwrap
+
+    line = "  %-10s %s" % (label, text)
+    if width is None or len(line) <= width:
+        return line
+    return textwrap.fill(text, width=width, initial_indent="  %-10s " % label, subsequent_indent=" " * 13,
+                         break_on_hyphens=False)
 
 
 def _value(value):
