@@ -38,6 +38,7 @@ SESSIONS = (
                      "tfdet scan text_model.keras")),
     Session("compare", ("tfdet compare --workload digits-cnn --a lr=0.1 --b lr=0.02 --epochs 3 --fixed "
                         "--max-runs 8 --jobs 2 --out ab.jsonl",)),
+    Session("vary", ("tfdet probe --vary threads,xla,batch --ops reduce-sum,matmul,conv2d,mlp-grad --out vary.jsonl",)),
     Session("locate", ("tfdet locate examples/locate/keras_cnn.py --steps 5 -- --embedding",), exit_code=1),
     Session("locate-patched", ("tfdet locate --patch examples/locate/keras_cnn.py --steps 5 -- --embedding",)),
     # "my results differ between my laptop and the server": oneDNN off (TF's default off x86 Linux, as on an

@@ -78,6 +78,12 @@ def _locate(path, header):
     return read_locate(path, header)
 
 
+def _vary(path, header):
+    from .vary_file import read_vary
+
+    return read_vary(path)
+
+
 def _fingerprints(path, header):
     from .between_file import read_fingerprints
 
@@ -91,7 +97,7 @@ def _between(path, header):
 
 
 # kind -> reader(path, parsed header): the kinds load() reads
-READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate,
+READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate, "vary": _vary,
            "fingerprints": _fingerprints, "between": _between}
 
 
