@@ -122,7 +122,7 @@ def test_two_files_with_the_same_outputs_compare_as_the_same(tmp_path):
 
 def _recorded(path, onednn, matmul, matmul_again):
     """A fingerprints file of a one-function program: MatMul then Sum, recorded with TF_ENABLE_ONEDNN_OPTS=onednn."""
-    header = dict(_valid_header(), outputs=2, outputs_varying=int(matmul != matmul_again),
+    header = dict(_valid_header(), outputs=2, outputs_varying=int(matmul_again not in (None, matmul)),
                   machine={"tf_version": "2.21.0", "device": "cpu", "env": {"TF_ENABLE_ONEDNN_OPTS": onednn}})
     lines = [header,
              {"record": "op", "graph": "f", "name": "m/MatMul", "type": "MatMul", "inputs": [["f", "x", 0]],
@@ -157,6 +157,12 @@ def test_the_first_difference_is_expected_only_when_stable_within_each_side_and_
     varying = _recorded(tmp_path / "v.jsonl", "1", "bb", "cc")
     code, out, err = run_cli("locate", "--compare", a, varying, "--catalog", facts)
     assert code == FINDING and "varies run to run within side b" in out, out
+    # side b without a second run of it: not measured, so not expected
+    unmeasured = _recorded(tmp_path / "u.jsonl", "1", "bb", None)
+    code, out, err = run_cli("locate", "--compare", a, unmeasured, "--json", "--catalog", facts)
+    result = json.loads(out)
+    assert result["verdict"] == "unexplained" and result["first_difference"]["stable_within"] == {"a": True, "b": None}
+    assert any("not known" in note for note in result["notes"])
 
 
 def test_report_refuses_a_fingerprints_file_and_a_comparison_in_one_line(tmp_path):

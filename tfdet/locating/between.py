@@ -112,7 +112,11 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
         versions = sorted({header_a.machine.tf_version, header_b.machine.tf_version})
         if deterministic:
             sensitive = sensitivity(chosen.op.op_type, changed, versions, device, catalogue)
-            verdict = "expected" if sensitive else "unexplained"
+            measured = all(stable is True for stable in stable_within(chosen).values())
+            verdict = "expected" if sensitive and measured else "unexplained"
+            if not measured:  # no second run to say it is the same run to run: not expected, only possible
+                notes.append("%s has no second run on a side to measure it against: whether it is deterministic "
+                             "within each side is not known" % chosen.op.op_type)
         else:
             verdict = "varies-within"
         first = _first(chosen, pairs[chosen.key], stable_within(chosen), sensitive, header_a.machine)
