@@ -74,6 +74,9 @@ SIDEWAYS = {
     # in a run when asked to (--patch).
     ("locating", "scanning"): "locate judges the op it found with the scan's findings",
     ("locating", "facade"): "a run under --patch calls tfdet.patch()",
+    # `locate --record` describes the machine with the probe's one account of CPU, GPUs,
+    # driver, CUDA and cuDNN (tfdet/probe/environment.py), adding only what locate needs.
+    ("locating", "probe"): "locate --record describes the machine as the probe's worker does",
     # The patched mode calls tfdet.patch() inside the training process.
     ("diverge", "facade"): "a patched training calls tfdet.patch()",
     # compare starts its trainings through diverge's one-training job, modes and

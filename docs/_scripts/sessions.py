@@ -41,6 +41,16 @@ SESSIONS = (
     Session("vary", ("tfdet probe --vary threads,xla,batch --ops reduce-sum,matmul,conv2d,mlp-grad --out vary.jsonl",)),
     Session("locate", ("tfdet locate examples/locate/keras_cnn.py --steps 5 -- --embedding",), exit_code=1),
     Session("locate-patched", ("tfdet locate --patch examples/locate/keras_cnn.py --steps 5 -- --embedding",)),
+    # "my results differ between my laptop and the server": oneDNN off (TF's default off x86 Linux, as on an
+    # ARM laptop) on one side, TF's x86 Linux default (on) on the other
+    Session("between-record", ("TF_ENABLE_ONEDNN_OPTS=0 tfdet locate --record laptop.jsonl "
+                               "examples/locate/two_settings.py",
+                               "tfdet locate --record server.jsonl examples/locate/two_settings.py",
+                               "tfdet locate --compare laptop.jsonl server.jsonl"), exit_code=1),
+    Session("between-onednn", ("tfdet locate --between TF_ENABLE_ONEDNN_OPTS=0 TF_ENABLE_ONEDNN_OPTS=1 "
+                               "examples/locate/two_settings.py",), exit_code=1),
+    Session("between-threads", ("tfdet locate --between threads=1 threads=2 examples/locate/two_settings.py",),
+            exit_code=1),
     Session("testing", ("python -m pytest -q -p no:cacheprovider examples/locate/test_steps_reproduce.py",)),
     Session("batch-invariance", ("python -m pytest -q -p no:cacheprovider --tb=short "
                                  "examples/testing/test_batch_invariance.py",), exit_code=1),
@@ -55,8 +65,16 @@ SESSIONS = (
 )
 
 
-def _argv(line):
-    words = shlex.split(line)
+def _assignments(line):
+    """({NAME: VALUE} a shell line starts with, the rest of its words), as a shell reads `A=1 tfdet ...`."""
+    words, env = shlex.split(line), {}
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    return env, words
+
+
+def _argv(words):
     if words[0] == "tfdet":
         return [sys.executable, "-m", "tfdet"] + words[1:]
     if words[0] == "python":
@@ -89,7 +107,9 @@ def run(session, scratch):
     env = dict(os.environ, COLUMNS="88", PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", NO_COLOR="1")
     text, code = [], 0
     for line in session.commands:
-        proc = subprocess.run(_expand(_argv(line), scratch), cwd=scratch, env=env, stdout=subprocess.PIPE,
+        assigned, words = _assignments(line)
+        proc = subprocess.run(_expand(_argv(words), scratch), cwd=scratch, env=dict(env, **assigned),
+                              stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, timeout=session.timeout)
         code = proc.returncode
         text.append("$ " + line)

@@ -7,7 +7,7 @@ import os
 import signal
 
 from . import arguments
-from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, WRITE_FAILED, CommandError
+from .exitcodes import ENVIRONMENT, FINDING, INTERRUPTED, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
 from .progress import Display, isatty
 from .tables import fit_lines, output_width
 
@@ -45,6 +45,22 @@ trace; --timeout stops a run that hangs (what it recorded is still compared).
 Not instrumented: ops inside tf.data functions and jit_compile functions
 (their results are still compared where they come out), TF1 sessions.
 
+across environments (guide: "My results differ between my laptop and the server"):
+  tfdet locate --record laptop.jsonl train.py     # on each machine: two runs' fingerprints + the machine
+  tfdet locate --compare laptop.jsonl server.jsonl   # the first op that differs, inputs matching
+  tfdet locate --between TF_ENABLE_ONEDNN_OPTS=0 TF_ENABLE_ONEDNN_OPTS=1 train.py   # both, on this machine
+A side of --between is NAME=VALUE items separated by commas: a setting (threads=N,
+execution=eager|function, xla=on|off, onednn=on|off) or an environment variable
+(a value may hold spaces, not commas); '' runs as the caller's environment is.
+The answer says whether the first difference is expected (the op is the same in
+both runs of each side and the catalogue knows it sensitive to a setting that
+changed) or unexplained, what differs between the environments, and how many
+outputs could not be matched (other TF versions name and arrange ops otherwise).
+exit codes of --record: 0 recorded, 3 nothing recorded; of --compare and
+--between: 0 no difference, 1 a difference, 3 a file that is not a fingerprints
+file (one line naming the file and line) or nothing recorded; and 2, 4, 5, 130
+as below.
+
 exit codes: 0 no difference, 1 the runs differed (like diff), 2 usage,
 3 nothing to compare: no two runs finished (the script is missing, broken,
 raised or timed out in every run, or ran no TensorFlow op; what they recorded
@@ -58,7 +74,7 @@ a --traces directory keeps what was recorded, a temporary one is removed).
 def add_parser(commands):
     parser = commands.add_parser("locate", help=HELP, description=HELP.capitalize() + ".", epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("script", metavar="SCRIPT", help="the Python script to run")
+    parser.add_argument("script", metavar="SCRIPT", nargs="?", help="the Python script to run")
     parser.add_argument("script_args", metavar="ARGS", nargs=argparse.REMAINDER,
                         help="arguments for the script (after --)")
     parser.add_argument("--runs", type=arguments.positive_int, default=DEFAULT_RUNS,
@@ -74,7 +90,18 @@ def add_parser(commands):
                         help="skip the runs that measure the size of the difference")
     parser.add_argument("--traces", metavar="DIR", help="keep the traces in a new directory under DIR "
                         "(default: a temporary directory, kept only if a run failed)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (schema: locate-1.json)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (schema: locate-1.json; "
+                        "between-1.json for --compare and --between)")
+    parser.add_argument("--catalog", metavar="PATH", help="with --compare and --between: a catalogue file or "
+                        "directory whose sensitive_to facts say which differences are expected (default: the "
+                        "shipped catalogue)")
+    across = parser.add_mutually_exclusive_group()
+    across.add_argument("--record", metavar="FILE", help="run the script twice here and keep its fingerprints and "
+                        "this environment's description in FILE (schema: fingerprints-1.json)")
+    across.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two --record files: the first op "
+                        "whose output differs while its inputs match, and whether that is expected")
+    across.add_argument("--between", nargs=2, metavar=("A", "B"), help="record the script under side A and side B "
+                        "(NAME=VALUE,...: settings or environment variables) on this machine, then compare")
     parser.set_defaults(run=run, locate_parser=parser)
 
 
@@ -82,7 +109,7 @@ def _split_arguments(args):
     """`tfdet locate [OPTIONS] SCRIPT [OPTIONS] -- ARGS`: options after the script, up to
     `--`, are locate's; what follows `--` is the script's. Without `--`, everything
     after the script is the script's (as `python SCRIPT ARGS` would take it)."""
-    rest = list(args.script_args)
+    rest = list(args.script_args or ())
     if "--" not in rest:
         ours = [token for token in rest if token.split("=")[0] in args.locate_parser._option_string_actions]
         if ours:
@@ -116,6 +143,22 @@ def _run(args, out):
     from ..locating import LocateError, LocateInterrupted, LocateWriteError, locate_script
 
     args, script_args = _split_arguments(args)
+    across = args.compare or args.record or args.between
+    ignored = [flag for flag, given in (("--runs", args.runs != DEFAULT_RUNS), ("--repeats", args.repeats != DEFAULT_REPEATS),
+                                        ("--patch", args.patch), ("--no-detail", not args.detail)) if given]
+    if across and ignored:
+        raise CommandError("%s: --record, --compare and --between run each side twice, one call each; %s do not "
+                           "apply" % (ignored[0], ", ".join(ignored)), USAGE)
+    if not across and args.catalog:
+        raise CommandError("--catalog applies to --compare and --between", USAGE)
+    if args.compare:
+        if args.script:
+            raise CommandError("--compare takes two recorded files, not a script (%s)" % args.script, USAGE)
+        return _compare(args, out)
+    if not args.script:
+        raise CommandError("a SCRIPT to run is needed (or --compare A B)", USAGE)
+    if args.record or args.between:
+        return _across(args, script_args, out)
     if args.runs < 2:
         raise CommandError("--runs must be at least 2: locate compares runs", INVALID_INPUT)
     if not os.path.isfile(args.script):
@@ -148,6 +191,130 @@ def _run(args, out):
     if not result.runs_compared:
         return INVALID_INPUT  # no two runs finished: nothing the script was meant to do was compared whole
     return OK
+
+
+def _compare(args, out):
+    from ..locating.between import compare_files
+    from ..results import ResultsError
+
+    catalogue = arguments.load_catalogue_or_exit(args.catalog)
+    try:
+        result = compare_files(*args.compare, catalogue=catalogue)
+    except ResultsError as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    return _answer(result, args, out)
+
+
+def _across(args, script_args, out):
+    """--record FILE SCRIPT, or --between A B SCRIPT."""
+    from ..locating import LocateError, LocateInterrupted, Target
+    from ..locating.sides import SideError, parse_side
+    from ..results import ResultsError, ResultsWriteError
+
+    if not os.path.isfile(args.script):
+        raise CommandError("%s: no such file" % args.script, INVALID_INPUT)
+    try:
+        sides = [parse_side(text) for text in args.between or ()]
+    except SideError as exc:
+        raise CommandError("--between: %s" % exc, USAGE) from None
+    if importlib.util.find_spec("tensorflow") is None:
+        raise CommandError("tfdet locate needs TensorFlow, and this Python has none", ENVIRONMENT)
+    catalogue = arguments.load_catalogue_or_exit(args.catalog) if args.between else None
+    progress = Display(args.err, "locate", quiet=args.json or not isatty(args.err))
+    target = Target(script=args.script, args=tuple(script_args))
+    options = dict(steps=args.steps, max_bytes=args.max_bytes, timeout=args.timeout, traces=args.traces,
+                   progress=progress.message)
+    try:
+        if args.record:
+            from ..locating.record import record_target
+
+            header = record_target(target, args.record, **options)
+            _recorded(header, args.record, out)
+            return OK
+        from ..locating.between import between_target
+
+        result = between_target(target, sides[0], sides[1], catalogue=catalogue, **options)
+    except (ResultsWriteError, OSError) as exc:
+        raise CommandError(str(exc) if isinstance(exc, ResultsWriteError) else "cannot write: %s%s" % (
+            exc.strerror or exc, (": %s" % exc.filename) if exc.filename else ""), WRITE_FAILED) from None
+    except (LocateError, ResultsError) as exc:
+        raise CommandError(str(exc), INVALID_INPUT) from None
+    except LocateInterrupted as exc:
+        raise CommandError(str(exc), INTERRUPTED) from None
+    return _answer(result, args, out)
+
+
+def _recorded(header, path, out):
+    machine = header.machine
+    out.write("Recorded %d op outputs of %s in %s: %d varied between its two runs here.\n" % (
+        header.outputs, header.target, path, header.outputs_varying))
+    threads = "%s/%s" % (machine.intra_op_threads, machine.inter_op_threads)
+    out.write("  TF %s on %s (%s), oneDNN %s, threads intra/inter %s, %s%s\n" % (
+        machine.tf_version, machine.device.upper(), machine.cpu_model or "?", machine.onednn or "?",
+        "0/0 (TF's default: one per core)" if threads == "0/0" else threads, machine.execution or "?",
+        ("; %s" % ", ".join("%s=%s" % item for item in sorted(header.side.items()))) if header.side else ""))
+    for note in header.notes:
+        out.write("note: %s\n" % note)
+
+
+def _answer(result, args, out):
+    if args.json:
+        json.dump(result.to_json(), out, indent=2, sort_keys=True)
+        out.write("\n")
+    else:
+        render_between(result, out)
+    return OK if result.verdict == "same" else FINDING
+
+
+def render_between(result, out):
+    width = output_width(out)
+    out.write(fit_lines(result.summary, width) + "\n")
+    first = result.first_difference
+    lines = [("a", result.a), ("b", result.b)]
+    if first is not None:
+        lines.append(("op", "%s  %s%s" % (first.op_type, first.op_name,
+                                          (" (b: %s)" % first.op_name_b) if first.op_name_b != first.op_name else "")))
+        lines.append(("in", "%s%s" % (first.function or "eager code", (", step %d" % first.step) if first.step else "")))
+        lines.append(("your code", first.source or "not in your code (made inside a library)"))
+        lines.append(("measured", "; ".join("%s: %s" % (side, {True: "same in both runs", False: "varied between "
+                                                                "its runs", None: "one run only"}[value])
+                                            for side, value in sorted(first.stable_within.items()))))
+        for setting, fact in sorted(first.sensitive_to.items()):
+            said = [fact.get("note"), ("max %s ULP" % fact["max_ulp"]) if fact.get("max_ulp") is not None else None,
+                    ", ".join(fact.get("sources") or ())]
+            lines.append(("known", "%s changes it (%s)" % (setting, "; ".join(p for p in said if p))))
+    for name, (a, b) in sorted(result.environment_changes.items()):
+        lines.append(("changed", "%s: %s -> %s" % (name, _value(a), _value(b))))
+    for unmatched in result.unmatched:
+        lines.append(("unmatched", "%d outputs of %s, first: %s" % (unmatched.count, unmatched.side,
+                                                                     "; ".join(unmatched.first))))
+    for other in result.other_roots:
+        lines.append(("also", other))
+    for label, text in lines:  # continued under the value, as the labels have no colon for fit_lines to find
+        out.write(_labelled(label, text, width) + "\n")
+    out.write("Compared %d op outputs (%d differed); varied run to run within a side: a %d, b %d.\n" % (
+        result.outputs_compared, result.outputs_differing, result.varying_within.get("a", 0),
+        result.varying_within.get("b", 0)))
+    for note in result.notes:
+        out.write(fit_lines("note: %s" % note, width) + "\n")
+
+
+def _labelled(label, text, width):
+    import textwrap
+
+    line = "  %-10s %s" % (label, text)
+    if width is None or len(line) <= width:
+        return line
+    return textwrap.fill(text, width=width, initial_indent="  %-10s " % label, subsequent_indent=" " * 13,
+                         break_on_hyphens=False)
+
+
+def _value(value):
+    if value is None:
+        return "(unset)"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "[]"
+    return str(value)
 
 
 def render(result, out):

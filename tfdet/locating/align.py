@@ -14,6 +14,10 @@ What counts as an op's inputs:
 - an eager op: the recorded eager outputs it consumed, or the fingerprints of
   inputs that came from outside TensorFlow (numpy arrays).
 An input nothing was recorded for counts as matching: only evidence accuses.
+
+Two environments (crossalign.py pairs their outputs by a stable key instead of
+the exact one): an output with no counterpart is *unknown*, and an output that
+differs reading an unknown input is *uncertain*, neither a root nor spread.
 """
 
 from dataclasses import dataclass, field
@@ -33,6 +37,7 @@ class Comparison:
     spread: List[Execution] = field(default_factory=list)  # differ because an input differed
     fingerprints_b: dict = field(default_factory=dict)     # key -> b's fingerprint, for what differs
     unmatched: Optional[Execution] = None       # first execution of a with no counterpart in b
+    uncertain: List[Execution] = field(default_factory=list)  # differ, an input had no counterpart (pairs)
 
     @property
     def first(self):
@@ -53,30 +58,35 @@ class _State:
         self.eager_outputs = {}   # (index, slot) -> differed
 
     def graph_input_differs(self, ref, depth=0):
+        """True, False, or None: unknown (the output had no counterpart)."""
         if ref is None:
             return False
         graph, name, slot = ref
-        status = self.graph_outputs.get((graph, name, slot))
-        if status is not None:
-            return status
+        key = (graph, name, slot)
+        if key in self.graph_outputs:
+            return self.graph_outputs[key]
         op = self.ops.get((graph, name))
         if op is None or depth > _FOLLOW_DEPTH:
             return False  # nothing recorded about it: no evidence
         # not fingerprinted (Identity, a constant, ...): it differs when what it read did
-        return any(self.graph_input_differs(tuple(r) if r else None, depth + 1) for r in op.inputs)
+        return _any(self.graph_input_differs(tuple(r) if r else None, depth + 1) for r in op.inputs)
 
     def inputs_differ(self, execution, other):
+        """True, False, or None: an input is unknown and none is known to differ."""
         if execution.op.graph is not None:
-            return any(self.graph_input_differs(tuple(ref) if ref else None) for ref in execution.op.inputs)
+            return _any(self.graph_input_differs(tuple(ref) if ref else None) for ref in execution.op.inputs)
+        found = False
         for position, ref in enumerate(execution.eager_inputs):
             if isinstance(ref, list):
-                if self.eager_outputs.get((ref[1], ref[2]), False):
+                status = self.eager_outputs.get((ref[1], ref[2]), False)
+                if status:
                     return True
+                found = None if status is None else found
             elif ref is not None:
                 theirs = other.eager_inputs[position] if position < len(other.eager_inputs) else None
                 if ref != theirs:
                     return True
-        return False
+        return found
 
     def record(self, execution, differs):
         key = execution.key
@@ -87,24 +97,42 @@ class _State:
         if _is_variable_access(execution):
             handle = tuple(execution.op.inputs[0])
             # a variable's state is sticky: once its value differed, later reads are explained by it
-            self.graph_outputs[handle] = self.graph_outputs.get(handle, False) or differs
+            before = self.graph_outputs.get(handle, False)
+            self.graph_outputs[handle] = True if (before or differs) else (None if None in (before, differs) else False)
 
 
-def compare(run_a, run_b):
-    """Walk run_a's executions in order against run_b's (see the module's docstring)."""
-    theirs = run_b.by_key()
-    state = _State({**run_b.ops, **run_a.ops})
+def _any(statuses):
+    """True if any is True, else None if any is None (unknown), else False."""
+    result = False
+    for status in statuses:
+        if status:
+            return True
+        if status is None:
+            result = None
+    return result
+
+
+def compare(run_a, run_b, counterparts=None):
+    """Walk run_a's executions in order against run_b's (see the module's docstring).
+    counterparts: {run_a's key: run_b's Execution} pairing two environments' runs
+    (crossalign.pair); an output without one is then unknown, not the end."""
+    theirs = run_b.by_key() if counterparts is None else counterparts
+    state = _State({**run_b.ops, **run_a.ops} if counterparts is None else run_a.ops)
     result = Comparison(compared=0)
     for execution in run_a.executions:
         other = theirs.get(execution.key)
         if other is None:
-            result.unmatched = execution
-            break
+            if counterparts is None:
+                result.unmatched = execution
+                break
+            state.record(execution, None)
+            continue
         result.compared += 1
         differs = execution.fingerprint != other.fingerprint
         if differs:
             result.fingerprints_b[execution.key] = other.fingerprint
-            (result.spread if state.inputs_differ(execution, other) else result.roots).append(execution)
+            inputs = state.inputs_differ(execution, other)
+            (result.spread if inputs else result.roots if inputs is False else result.uncertain).append(execution)
         state.record(execution, differs)
     return result
 

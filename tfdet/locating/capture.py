@@ -18,12 +18,15 @@ compared op by op for about the cost of reading each output once:
   fingerprint stands for the op's effect (slot -1).
 
 The trace is JSON Lines, written as the program runs (trace_file.py reads it):
-  ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis]
+  ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis, outputs]
                                                                           an op traced into a graph; forward: for
                                                                           a gradient op, "ForwardType file:line";
                                                                           library: the Keras line that made it;
                                                                           apis: the public functions tfdet.patch()
                                                                           rebinds that made it (tf.math.bincount)
+                                                                          outputs: [dtype, shape] per output
+                                                                          (shape null when unknown), which
+                                                                          aligns runs of other TF versions
   ["g", graph, name, slot, fingerprint]                                   one execution of a graph op's output
   ["e", type, [input ref or fingerprint, ...], [fingerprint, ...], source, after]
                                                                           one eager op (or function call);
@@ -167,6 +170,12 @@ def _variable_dtype(attrs):
             value = attrs[index + 1]
             return tf.as_dtype(getattr(value, "type", value))
     return None
+
+
+def _dtype_shape(tensor):
+    """[dtype, static shape] of a traced output (a dimension unknown at trace time is null)."""
+    shape = tensor.shape
+    return [tensor.dtype.name, shape.as_list() if shape.rank is not None else None]
 
 
 def _is_function_call(op_type):
@@ -394,7 +403,8 @@ class Recorder:
             stack = []
         frames = [(f.filename, f.lineno) for f in stack]
         record = ["op", key, op_name, op_type, input_refs, user_frame(frames), _forward_source(),
-                  library_frame(stack), sorted(replaced_apis.through(stack, self._stock_functions()))]
+                  library_frame(stack), sorted(replaced_apis.through(stack, self._stock_functions())),
+                  [_dtype_shape(t) for t in outputs or ()]]
         self._op_records[(key, op_name)] = record
         self._write(record)
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())

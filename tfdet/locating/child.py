@@ -2,7 +2,8 @@
 `tfdet locate` starts for each run.
 
     python -m tfdet.locating.child --trace T.trace.jsonl [--repeats K] [--steps N] [--max-bytes B]
-        [--save REFS.json --save-dir D] [--patch] (--script S | --function module:name) -- ARGS
+        [--save REFS.json --save-dir D] [--patch] [--settings JSON] [--describe OUT.json]
+        (--script S | --function module:name) -- ARGS
 
 Whatever happens to the script, the trace keeps what was recorded and ends
 with an "end" record saying how the script ended; a script that raises
@@ -16,6 +17,10 @@ variables, TF's global seed and name counters) is not reset, so a call is only
 compared with the call at the same position in another process, which went
 through the same history. A repeat stops the loop early when the program
 raised (a script may refuse to run twice in one process) or a write failed.
+
+--settings applies a side's probe settings (sides.apply_settings: threads,
+execution, xla) before anything runs; --describe writes the environment the
+process ran in (machine.describe) once the program has ended.
 
 Exit status: 0, or 5 when the trace could not be written (the reason is the
 last line on stderr).
@@ -49,6 +54,8 @@ def _arguments(argv):
     parser.add_argument("--save-dir")
     parser.add_argument("--method", choices=("fingerprint", "checksum"))
     parser.add_argument("--patch", action="store_true", help="apply tfdet.patch() before the program runs")
+    parser.add_argument("--settings", help="a JSON object of probe settings to apply first (sides.py)")
+    parser.add_argument("--describe", help="write the environment the first call ran in to this JSON file")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--script")
     target.add_argument("--function", help="module:qualified.name, called with the pickled --call-args")
@@ -94,6 +101,20 @@ def _call(options):
     return "finished", ""
 
 
+def _describe(tf, path, environ):
+    """Write the environment the program ran in (after capture: describing it is not the program's work).
+    environ: the variables as the process started, before TensorFlow set its own (KMP_* on import)."""
+    import numpy as np
+
+    from .machine import describe
+
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(describe(tf, np, environ), handle, sort_keys=True)
+    except Exception as error:  # noqa: BLE001 - the trace is kept either way; the parent says what is missing
+        sys.stderr.write("tfdet locate: the environment could not be described: %s\n" % error)
+
+
 def main(argv=None):
     options = _arguments(sys.argv[1:] if argv is None else argv)
     if hasattr(signal, "SIGXFSZ"):  # a file-size limit makes a write fail with EFBIG, said below, not kill us
@@ -102,6 +123,7 @@ def main(argv=None):
     if options.save:
         with open(options.save, encoding="utf-8") as handle:
             save = [tuple(ref) for ref in json.load(handle)]
+    environ = dict(os.environ)  # as given, before TensorFlow's import adds its own variables
     import tensorflow as tf  # noqa: F401 - TF must be imported before the callback is installed
 
     if options.patch:
@@ -112,6 +134,10 @@ def main(argv=None):
         for warning in apply_mode(tf, patch=tfdet.patch):  # said in the run's log, as patch() says them
             sys.stderr.write("%s\n" % warning)
 
+    if options.settings:  # before the Recorder: it asks for devices, which starts TF's runtime
+        from .sides import apply_settings
+
+        apply_settings(tf, json.loads(options.settings))
     recorder = Recorder(options.trace, steps=options.steps, max_bytes=options.max_bytes, save=save,
                         save_dir=options.save_dir, method=options.method)
     if options.script:
@@ -130,6 +156,8 @@ def main(argv=None):
     finally:
         uninstall(recorder)
         recorder.close(status, detail, seconds)
+        if options.describe:
+            _describe(tf, options.describe, environ)
     if recorder.write_error:
         sys.stderr.write("tfdet locate: the trace could not be written: %s\n" % recorder.write_error)
         return WRITE_FAILED

@@ -69,9 +69,9 @@ def function_target(fn, args, kwargs):
     return Target(function="%s:%s" % (module, qualname), call=(tuple(args), dict(kwargs)))
 
 
-def _environment():
-    """The child's environment: ours, a fixed hash seed, quiet TF logs."""
-    return child_environ(defaults={"PYTHONHASHSEED": "0", "TF_CPP_MIN_LOG_LEVEL": "2"})
+def _environment(env=None):
+    """The child's environment: ours plus `env` (a side's variables), a fixed hash seed, quiet TF logs."""
+    return child_environ(env=env, defaults={"PYTHONHASHSEED": "0", "TF_CPP_MIN_LOG_LEVEL": "2"})
 
 
 def _user_paths():
@@ -82,9 +82,11 @@ def _user_paths():
 
 
 def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, save=None, method=None,
-             patch=False, repeats=1):
+             patch=False, repeats=1, env=None, settings=None, describe=False):
     """Run the target in one process, calling it `repeats` times there; a list with
-    (Run read from its trace or None, RunOutcome) for each call, in order."""
+    (Run read from its trace or None, RunOutcome) for each call, in order.
+    env: variables to set; settings: probe settings to apply (sides.py); describe:
+    write the environment of the first call next to its trace (describe_path)."""
     stem = os.path.join(workdir, "run-%d%s" % (index, "-detail" if save else ""))
     trace = stem + ".trace.jsonl"
     args = ["--trace", trace, "--repeats", str(repeats)]
@@ -96,6 +98,10 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
         args += ["--method", method]
     if patch:
         args.append("--patch")
+    if settings:
+        args += ["--settings", json.dumps(settings, sort_keys=True)]
+    if describe:
+        args += ["--describe", describe_path(trace)]
     if save:
         save_file, save_dir = stem + ".save.json", stem + ".saved"
         os.makedirs(save_dir, exist_ok=True)
@@ -105,7 +111,7 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
     args += target.command(workdir)
     # Its own process group, killed when the run ends, is stopped, or locate is
     # interrupted: what the program started goes with it.
-    spec = ChildSpec(module="tfdet.locating.child", args=tuple(args), env=_environment(), user_paths=_user_paths(),
+    spec = ChildSpec(module="tfdet.locating.child", args=tuple(args), env=_environment(env), user_paths=_user_paths(),
                      timeout=timeout, stop=INTERRUPT, own_group=True, log=stem + ".log")
     started = time.monotonic()
     process = start(spec)
@@ -145,6 +151,11 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
             trace_bytes=os.path.getsize(path) if os.path.exists(path) else 0,
             outputs=len(run.executions) if run else 0, process=index, call=repeat)))
     return results
+
+
+def describe_path(trace):
+    """Where a run started with describe=True writes its environment."""
+    return trace[:-len(".trace.jsonl")] + ".machine.json" if trace.endswith(".trace.jsonl") else trace + ".machine.json"
 
 
 def stop_all():

@@ -38,6 +38,7 @@ class OpInfo:
     forward: Optional[str] = None  # a gradient op: "ForwardOpType file:line" of the op it differentiates
     library: Optional[str] = None  # the innermost Keras frame that made it ("keras/src/optimizers/sgd.py:71 ...")
     apis: Tuple[str, ...] = ()  # public functions tfdet.patch() rebinds that made it (tf.math.bincount)
+    outputs: Optional[list] = None  # [dtype, shape] per output, as traced; None in traces before the field
 
 
 @dataclass
@@ -94,7 +95,8 @@ def read_trace(path):
         if kind == "op":
             _, graph, name, op_type, inputs, source, forward, library = record[:8]
             apis = tuple(record[8]) if len(record) > 8 else ()  # traces before the field existed have none
-            ops[(graph, name)] = OpInfo(op_type, graph, name, inputs, source, forward, library, apis)
+            outputs = record[9] if len(record) > 9 else None
+            ops[(graph, name)] = OpInfo(op_type, graph, name, inputs, source, forward, library, apis, outputs)
         elif kind == "g":
             _, graph, name, slot, fingerprint = record
             op = ops.get((graph, name)) or OpInfo("?", graph, name)

@@ -30,6 +30,10 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
     from ..results.locate_records import LocateResult
 
     results = [load(path) for path in paths]
+    for path, result in zip(paths, results):  # locate across environments answers in text and JSON, no page
+        if getattr(result, "kind", None) in ("fingerprints", "between"):
+            raise ResultsError("%s: a tfdet locate --record/--compare file has no report page; compare two "
+                               "with tfdet locate --compare A B" % path)
     diverged = [r for r in results if getattr(r, "kind", None) == "diverge"]
     if diverged:
         if len(results) > 1:

@@ -84,8 +84,21 @@ def _vary(path, header):
     return read_vary(path)
 
 
+def _fingerprints(path, header):
+    from .between_file import read_fingerprints
+
+    return read_fingerprints(path)
+
+
+def _between(path, header):
+    from .between_file import read_between
+
+    return read_between(path, header)
+
+
 # kind -> reader(path, parsed header): the kinds load() reads
-READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate, "vary": _vary}
+READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate, "vary": _vary,
+           "fingerprints": _fingerprints, "between": _between}
 
 
 def load(path):

@@ -10,7 +10,8 @@ import json
 import os
 import sys
 
-from . import compare_records, diverge_records, locate_records, probe_records, scan_records, vary_records
+from . import (between_records, compare_records, diverge_records, locate_records, probe_records, scan_records,
+               vary_records)
 from .typed import json_schema
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
@@ -59,12 +60,28 @@ def vary_schema():
                        [records["header"], records["vary"], records["end"]])
 
 
+def fingerprints_schema():
+    return json_schema("tfdet locate --record fingerprints, version %d" % between_records.SCHEMA_VERSION,
+                       "https://tfdet.invalid/schemas/fingerprints-%d.json" % between_records.SCHEMA_VERSION,
+                       [between_records.FingerprintsHeader, between_records.OpLine, between_records.OutputLine])
+
+
+def between_schema():
+    schema = json_schema("tfdet locate --compare --json, version %d" % between_records.SCHEMA_VERSION,
+                         "https://tfdet.invalid/schemas/between-%d.json" % between_records.SCHEMA_VERSION,
+                         [between_records.BetweenResult])
+    schema["description"] = "One JSON object: where two environments' runs first differed."
+    return schema
+
+
 # kind: (version, the schema now)
 SCHEMAS = {"probe": (probe_records.SCHEMA_VERSION, probe_schema), "scan": (scan_records.SCHEMA_VERSION, scan_schema),
            "locate": (locate_records.SCHEMA_VERSION, locate_schema),
            "diverge": (diverge_records.SCHEMA_VERSION, diverge_schema),
            "compare": (compare_records.SCHEMA_VERSION, compare_schema),
-           "vary": (vary_records.SCHEMA_VERSION, vary_schema)}
+           "vary": (vary_records.SCHEMA_VERSION, vary_schema),
+           "fingerprints": (between_records.SCHEMA_VERSION, fingerprints_schema),
+           "between": (between_records.SCHEMA_VERSION, between_schema)}
 
 
 def schema_path(kind, version):
