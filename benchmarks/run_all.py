@@ -66,6 +66,8 @@ class Figure(object):
         self.name, self.value, self.target, self.met, self.why, self.load = name, value, target, met, why, load
 
     def verdict(self):
+        if self.target.startswith("-"):
+            return "no target"
         if self.met is None:
             return "not measured (%s)" % self.why if self.why else "not measured"
         return "met" if self.met else "not met (%s)" % self.why
@@ -211,7 +213,7 @@ def locate_figures(quick):
             figures.append(Figure("locate capture: %s" % row["step"], value, "<= 1.5x the step (issue 30)", met,
                                   "" if met else "hashing every output's bytes in the graph (docs/topics/locate.md)"))
         else:
-            figures.append(Figure("locate capture: %s" % row["step"], value, "- (no target)", True, ""))
+            figures.append(Figure("locate capture: %s" % row["step"], value, "- (no target)", None, ""))
     return figures
 
 
@@ -233,7 +235,7 @@ def callback_figures(quick):
     return [
         Figure("patch()'s op callback: tf.function training step", _interval(interval),
                "<= 1.05x (docs/topics/patch.md)", step_met, "" if step_met else "ratio of medians above 1.05x"),
-        Figure("patch()'s op callback: one eager op (tf.add)", "+%.2f us (median of %d processes an arm)" % (
+        Figure("patch()'s op callback: one eager op (tf.add)", "%+.2f us (median of %d processes an arm)" % (
             added_us, len(eager_with)), "<= +1.5 us (docs/topics/patch.md)", eager_met,
             "" if eager_met else "%.2f us added" % added_us),
     ]

@@ -43,7 +43,8 @@ def test_the_generator_round_trips_and_touches_nothing_else(run_all):
     text = readme()
     figures = [run_all.Figure("locate capture: a step", "1.40x [1.30, 1.50]", "<= 1.5x", True, load=(1.0, 2.0)),
                run_all.Figure("a | piped name", "2.00x [1.90, 2.10]", "<= 1.2x", False, "too slow", (3.0, 3.5)),
-               run_all.Figure("suite", "-", "<= 300 s", None, "run with --full")]
+               run_all.Figure("suite", "-", "<= 300 s", None, "run with --full"),
+               run_all.Figure("another step", "1.60x [1.29, 2.00]", "- (no target)", None)]
     body = run_all.table(figures, markdown=True)
     written = run_all.readme_section(text, body)
     assert run_all.readme_body(written) == body
@@ -55,6 +56,7 @@ def test_the_generator_round_trips_and_touches_nothing_else(run_all):
     assert len(rows) == 2 + len(figures) and all(row.count(" | ") == 4 for row in rows[2:])
     assert "not met (too slow)" in body and "not measured (run with --full)" in body and "| met |" in body
     assert "1.0-2.0" in body  # the load beside the figure
+    assert body.splitlines()[-1].split(" | ")[3] == "no target"
 
 
 def test_text_without_markers_is_refused(run_all):
