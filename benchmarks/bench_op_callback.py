@@ -66,10 +66,24 @@ print("RESULT " + json.dumps({"trace": trace, "step": step_time, "eager_op": eag
 
 
 def run(arm, args):
-    done = subprocess.run([sys.executable, "-c", WORKER, arm, str(args.steps), str(args.eager_ops)],
+    return run_arm(arm, args.steps, args.eager_ops)
+
+
+def run_arm(arm, steps, eager_ops):
+    done = subprocess.run([sys.executable, "-c", WORKER, arm, str(steps), str(eager_ops)],
                           capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=True)
     line = [text for text in done.stdout.splitlines() if text.startswith("RESULT ")][-1]
     return json.loads(line[len("RESULT "):])
+
+
+def measure(rounds=5, steps=300, eager_ops=20000):
+    """{"with": [result, ...], "without": [...]}: one result per fresh process, interleaved;
+    a result holds "step", "trace" and "eager_op" in seconds."""
+    results = {"with": [], "without": []}
+    for _ in range(rounds):
+        for arm in ("with", "without"):
+            results[arm].append(run_arm(arm, steps, eager_ops))
+    return results
 
 
 def main(argv=None):
@@ -78,10 +92,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--eager-ops", type=int, default=20000)
     args = parser.parse_args(argv)
-    results = {"with": [], "without": []}
-    for _ in range(args.rounds):
-        for arm in ("with", "without"):
-            results[arm].append(run(arm, args))
+    results = measure(args.rounds, args.steps, args.eager_ops)
     print("rounds: %d (interleaved fresh processes), %d steps, %d eager ops each" % (
         args.rounds, args.steps, args.eager_ops))
     print("%-28s %14s %14s %8s" % ("", "with callback", "without", "ratio"))

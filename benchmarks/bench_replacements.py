@@ -27,8 +27,12 @@ and the replacement as each plan runs it:
 
 Two plans whose settings resolve alike build the same graph: it is timed once
 and its samples serve both columns (the header says which). Each variant is
-timed forward only and forward + gradient, after warm-up, in interleaved rounds
-(stock, here, gpu, order-fixed, stock, ...) so that machine drift hits all alike.
+timed forward only and forward + gradient, inside a tf.function and called
+eagerly ("eager" columns: the stock function and the replacement called op by
+op, as in an input pipeline or a notebook; the replacement reads the plan's
+settings at each call), after warm-up, in interleaved rounds (stock, here, gpu,
+order-fixed, stock, ...) so that machine drift hits all alike. --passes picks
+some of: forward, forward+gradient, eager forward, eager forward+gradient.
 
 The output is one table: replacement x plan x pass -> the ratio of medians to
 the stock op, with a 95% bootstrap interval (tfdet.results.stats.ratio_interval);
@@ -101,7 +105,21 @@ DEFAULT_PLANS = ("here", "gpu", "order_fixed")
 PLAN_TITLES = {"here": "this machine's plan", "gpu": "GPU plan of this TF",
                "order_fixed": "order-fixed path (GPU plans of TF < 2.7)",
                "exact": "order-fixed path with exact sums (opt-in)"}
-PASSES = ("forward", "forward+gradient")
+PASSES = ("forward", "forward+gradient", "eager forward", "eager forward+gradient")
+FUNCTION_PASSES = PASSES[:2]
+
+
+def _eager(fn, setting=None):
+    """fn called eagerly (no tf.function), under `setting`'s scope when given: eagerly the
+    replacement reads the plan's settings at each call, as a user's eager call does."""
+    if setting is None:
+        return fn
+
+    def run(*args):
+        with setting.scope():
+            return fn(*args)
+
+    return run
 
 
 def patch_of(name):
@@ -169,15 +187,21 @@ def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr):
             continue
         targs = [tf.constant(a) for a in args]
         for kind in passes:
-            if kind == "forward+gradient" and diff is None:
+            if kind.endswith("forward+gradient") and diff is None:
                 continue
-            variants = [("stock", tf.function(stock if kind == "forward" else _fwd_grad(stock, diff),
-                                              autograph=False))]
+            forward = kind.endswith("forward")
+            stock_fn = stock if forward else _fwd_grad(stock, diff)
+            eager = kind.startswith("eager")
+            variants = [("stock", stock_fn if eager else tf.function(stock_fn, autograph=False))]
             for plan, setting in plans.items():
                 if timed[setting.key()] != plan:
                     continue
+                ours_fn = ours if forward else _fwd_grad(ours, diff)
+                if eager:
+                    variants.append((plan, _eager(ours_fn, setting)))
+                    continue
                 with setting.scope():
-                    tf_fn = tf.function(ours if kind == "forward" else _fwd_grad(ours, diff), autograph=False)
+                    tf_fn = tf.function(ours_fn, autograph=False)
                     tf_fn.get_concrete_function(*targs)  # trace under this plan's setting
                 variants.append((plan, tf_fn))
             for _, f in variants:  # warm-up
@@ -212,14 +236,15 @@ def table(results, installed, markdown=False):
             names.append(name)
     plans = [p for p in PLANS if any(p in samples for samples in results.values())]
     short = {"here": "here", "gpu": "gpu", "order_fixed": "order-fixed", "exact": "exact", "forward": "fwd",
-             "forward+gradient": "fwd+grad"}
+             "forward+gradient": "fwd+grad", "eager forward": "eager fwd", "eager forward+gradient": "eager fwd+grad"}
+    kinds = [k for k in PASSES if any(kind == k for _, kind in results)]
     marked = [p for p in plans if installed.get(p) is not None]
-    header = ["replacement"] + marked + ["%s %s" % (short[plan], short[kind]) for plan in plans for kind in PASSES]
+    header = ["replacement"] + marked + ["%s %s" % (short[plan], short[kind]) for plan in plans for kind in kinds]
     rows, cells = [], dict((p, []) for p in plans)
     for name in names:
         row = [name] + ["yes" if patch_of(name) in installed[p] else "" for p in marked]
         for plan in plans:
-            for kind in PASSES:
+            for kind in kinds:
                 samples = results.get((name, kind))
                 if samples is None:
                     row.append("-")
@@ -264,7 +289,7 @@ def op_profile(size, only, runs=7, top=12, log=sys.stdout):
     for name, args, stock, ours, diff in benchmarks(size, rng):
         if only and not any(o in name for o in only):
             continue
-        for kind in PASSES:
+        for kind in FUNCTION_PASSES:
             if kind == "forward+gradient" and diff is None:
                 continue
             for label, fn in (("stock", stock), ("order-fixed", ours)):
@@ -306,6 +331,8 @@ def main(argv=None):
     parser.add_argument("--plans", default=",".join(DEFAULT_PLANS),
                         help="comma-separated plans to time: here, gpu, order_fixed, exact (the order-fixed path "
                              "with tfdet.patching.exact_sum's sums, opt-in) (default: here,gpu,order_fixed)")
+    parser.add_argument("--passes", default=",".join(PASSES),
+                        help="comma-separated passes to time (default: %s)" % ",".join(PASSES))
     parser.add_argument("--gpu-machine", action="store_true",
                         help="build the gpu plan as on a machine with a GPU (tfdet.patching.kernels steps aside)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
@@ -344,7 +371,10 @@ def main(argv=None):
     if same:
         print("%s: the same settings as this machine's plan, so the same graphs: timed once, shown in both columns"
               % ", ".join(same))
-    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o])
+    passes = [p.strip() for p in args.passes.split(",") if p.strip()]
+    if not passes or any(p not in PASSES for p in passes):
+        parser.error("--passes takes a comma-separated subset of %s, got %r" % (",".join(PASSES), args.passes))
+    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o], passes=passes)
     installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None,
                  "exact": None}
     print(table(results, installed, markdown=args.markdown))

@@ -50,22 +50,18 @@ def wall(code, environ, cwd):
     return time.perf_counter() - started, done.stdout
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=int, default=7)
-    parser.add_argument("--seed", action="store_true", help="patch(seed=0) rather than patch()")
-    parser.add_argument("--tfdet-path", help="a tfdet source tree to measure instead of the installed one")
-    args = parser.parse_args(argv)
+def measure(pairs=7, seed=False, tfdet_path=None):
+    """{"base", "with_patch", "inside", "collecting"}: seconds per interleaved pair (see main)."""
     environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    if args.tfdet_path:
-        environ["PYTHONPATH"] = os.path.abspath(args.tfdet_path) + os.pathsep + environ.get("PYTHONPATH", "")
-    patched = PATCHED % ("seed=0, quiet=True" if args.seed else "quiet=True")
+    if tfdet_path:
+        environ["PYTHONPATH"] = os.path.abspath(tfdet_path) + os.pathsep + environ.get("PYTHONPATH", "")
+    patched = PATCHED % ("seed=0, quiet=True" if seed else "quiet=True")
     # An empty working directory: `python -c` puts it first on sys.path, where
     # a checkout's tfdet/ would shadow the one being measured.
     cwd = tempfile.mkdtemp(prefix="bench_startup_")
     wall(BASE, environ, cwd)  # warm the file cache once, untimed
     base, with_patch, inside, collecting = [], [], [], []
-    for _ in range(args.pairs):
+    for _ in range(pairs):
         base.append(wall(BASE, environ, cwd)[0])
         seconds, printed = wall(patched, environ, cwd)
         with_patch.append(seconds)
@@ -73,6 +69,17 @@ def main(argv=None):
         inside.append(float(spent))
         collecting.append(float(in_gc))
     os.rmdir(cwd)
+    return {"base": base, "with_patch": with_patch, "inside": inside, "collecting": collecting}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--seed", action="store_true", help="patch(seed=0) rather than patch()")
+    parser.add_argument("--tfdet-path", help="a tfdet source tree to measure instead of the installed one")
+    args = parser.parse_args(argv)
+    timed = measure(args.pairs, args.seed, args.tfdet_path)
+    base, with_patch, inside, collecting = (timed[k] for k in ("base", "with_patch", "inside", "collecting"))
     differences = [b - a for a, b in zip(base, with_patch)]
     print("pairs: %d (interleaved), python %s" % (args.pairs, sys.version.split()[0]))
     print("import tensorflow                       median %.3f s" % statistics.median(base))

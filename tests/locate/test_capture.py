@@ -209,3 +209,27 @@ def test_an_op_made_by_a_function_the_patch_rebinds_is_advised_as_the_patch_s(tm
     _, _, fix_raw = _judge("DenseBincount", tf.__version__, "cpu", raw)
     assert "rather than the raw op" in fix_raw and "rather than the raw op" not in fix_public
     assert "tf.math.bincount" in fix_public
+
+
+def test_a_function_call_s_inputs_are_fingerprinted_by_value_though_kept_between_calls(tmp_path):
+    """A function call's input fingerprint is kept while the tensor lives (issue 30: the
+    Keras step's batch, hashed at every call, cost a tenth of the step); a new tensor, even
+    one at a freed tensor's address, is hashed again. Before, a new tensor at the address of
+    a freed eager output was recorded as that output (["e", 1, 0]), not by its value."""
+    double = tf.function(lambda x: x * 2.0)
+    values = np.arange(64, dtype=np.float32)
+    changed = values.copy()
+    changed.view(np.int32)[-1] ^= 1  # one bit of the last element
+
+    def calls():
+        kept = tf.constant(values)
+        double(kept)
+        double(kept)
+        for array in (values, changed, values):  # each made, passed and freed: ids get reused
+            double(tf.constant(array))
+
+    run = captured(tmp_path, calls)
+    inputs = [e.eager_inputs[0] for e in run.executions
+              if e.key[0] == "e" and e.op.op_type.startswith("__inference_")]
+    assert len(inputs) == 5 and all(isinstance(value, str) for value in inputs)
+    assert inputs[0] == inputs[1] == inputs[2] == inputs[4] != inputs[3]

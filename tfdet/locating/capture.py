@@ -53,6 +53,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -209,7 +210,11 @@ class Recorder:
         self._lock = threading.Lock()
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
         self._op_records = {}  # (graph, op name) -> its "op" record: a repeat's trace repeats them (graphs are reused)
-        self._pending = collections.deque()  # (graph ref, fingerprint bytes) from the graphs, not yet written
+        self._pending = collections.deque()  # (graph ref, fingerprint hex) from the graphs, not yet written
+        self._line_starts = {}  # graph ref -> its "g" record's text up to the fingerprint (made once per ref)
+        # id of an eager input no recorded op made (a constant a function captures, passed at every
+        # call) -> (weak reference to it, its fingerprint); EagerTensors are immutable
+        self._input_hashes = collections.OrderedDict()
         self._queue = None  # the FIFOQueue graph fingerprints go to: (ref number, bytes), drained per call
         self._queued_refs = []  # ref number -> graph ref (graph, op name, slot)
         self._stock = None  # replaced_apis.stock_functions, once
@@ -225,7 +230,7 @@ class Recorder:
         self._written = 0
         self._eager_index = 0
         self._calls = {}
-        self._produced = {}  # id of an eager tensor -> (eager index, slot), while it is alive
+        self._produced = {}  # id of an eager tensor -> (weak reference to it, eager index, slot)
         self._occurrences = {}  # graph ref -> outputs produced so far (to save one occurrence)
         try:
             self._file = open(path, "w", encoding="utf-8")
@@ -259,11 +264,18 @@ class Recorder:
     # -- writing -----------------------------------------------------------
     def _flush_pending(self):
         """Write the graph outputs fingerprinted since the last record (caller holds the lock)."""
+        starts = self._line_starts
+        lines = []
         while self._pending:  # TF's threads may append meanwhile: popleft takes each entry once
             ref, fingerprint = self._pending.popleft()
-            line = json.dumps(["g", ref[0], ref[1], ref[2], fingerprint.hex()], separators=(",", ":")) + "\n"
-            self._file.write(line)
-            self._written += len(line)
+            start = starts.get(ref)
+            if start is None:  # the text json.dumps(["g", graph, name, slot, hex]) writes, up to the hex
+                start = starts[ref] = json.dumps(["g", ref[0], ref[1], ref[2], ""], separators=(",", ":"))[:-3]
+            lines.append('%s"%s"]\n' % (start, fingerprint))
+        if lines:
+            text = "".join(lines)
+            self._file.write(text)
+            self._written += len(text)
 
     def _write(self, record, flush=False):
         line = json.dumps(record, separators=(",", ":")) + "\n"
@@ -342,15 +354,15 @@ class Recorder:
             self._drain()  # the call's graph fingerprints come before its own record, as they ran before it
         refs = []
         for tensor in inputs or ():
-            ref = self._produced.get(id(tensor))
-            if ref is not None:
-                refs.append(["e", ref[0], ref[1]])
+            made = self._produced.get(id(tensor))
+            if made is not None and made[0]() is tensor:  # an id outlives its tensor: a new one may reuse it
+                refs.append(["e", made[1], made[2]])
             else:
-                refs.append(self._hash_eager(tensor))
+                refs.append(self._hash_input(tensor) if _is_function_call(op_type) else self._hash_eager(tensor))
         hashes = []
         for slot, tensor in enumerate(outputs or ()):
             hashes.append(self._hash_eager(tensor, (index, slot)))
-            self._produced[id(tensor)] = (index, slot)
+            self._produced[id(tensor)] = (_weak(tensor), index, slot)
         after = None
         if _mutates_variable(op_type, inputs, outputs):
             after = self._read_back_eager(inputs[0], attrs, (index, -1))
@@ -374,6 +386,22 @@ class Recorder:
         if ref is not None and ref in self.save:
             self._save_array(("e",) + tuple(ref), array)
         return host_fingerprint(array)
+
+    def _hash_input(self, tensor, cached=64):
+        """A function call's input that no recorded op made: usually a tensor the function
+        captured, the same object at every call (a Keras step's batch constant, a table), so
+        its fingerprint is kept while the tensor is (the last `cached` of them)."""
+        key = id(tensor)
+        entry = self._input_hashes.get(key)
+        if entry is not None and entry[0]() is tensor:
+            self._input_hashes.move_to_end(key)
+            return entry[1]
+        fingerprint = self._hash_eager(tensor)
+        if getattr(tensor, "dtype", None) is not None and tensor.dtype.name not in UNHASHABLE:
+            self._input_hashes[key] = (_weak(tensor), fingerprint)
+            if len(self._input_hashes) > cached:
+                self._input_hashes.popitem(last=False)
+        return fingerprint
 
     def _read_back_eager(self, handle, attrs, ref):
         import tensorflow as tf
@@ -435,7 +463,7 @@ class Recorder:
                     self._occurrences[ref] = occurrence + 1
                     self._save_array(("g",) + tuple(ref) + (occurrence,), array)
                 else:
-                    pending.append((ref, array.tobytes()))  # formatted when the next record is written
+                    pending.append((ref, array.tobytes().hex()))  # written with the next record
             return np.int32(0)
 
         # numpy_function, not py_function: the fingerprint arrives as a numpy array, no EagerTensor made
@@ -472,7 +500,22 @@ class Recorder:
             self._own.active = False
         if keep and self.capturing:
             refs = self._queued_refs
-            self._pending.extend((refs[n], f.tobytes()) for n, f in zip(numbers.numpy(), fingerprints.numpy()))
+            rows = fingerprints.numpy()
+            text, width = rows.tobytes().hex(), 2 * rows[0].nbytes  # one hex string, cut per row
+            self._pending.extend((refs[n], text[i * width:(i + 1) * width])
+                                 for i, n in enumerate(numbers.numpy().tolist()))
+
+
+def _dead():
+    return None
+
+
+def _weak(tensor):
+    """A weak reference to a tensor (or, for an object that has none, one that is always dead)."""
+    try:
+        return weakref.ref(tensor)
+    except TypeError:
+        return _dead
 
 
 def _is_dataset_function(graph):

@@ -51,6 +51,8 @@ RaggedBincount (before 2.3) the fallback runs.
 # on the input's length. 4 keeps the extra zeroing and adding of partial
 # histograms small while cutting the longest sequential sum by 4.
 CHUNKS = 4
+# Ops the pieces are shared between (two pieces each): on two cores, two serial passes at once.
+OPS = 2
 
 _BINCOUNT_TYPES = ("int32", "int64", "float32", "float64")
 
@@ -134,18 +136,26 @@ def _chunked_sums(tf, values, weights, size, dtype):
     """[size]: the sums of weights (or counts) per value, values >= size dropped; values >= 0.
 
     When n >= CHUNKS * size: CHUNKS consecutive pieces, each summed in index
-    order by one RaggedBincount row, then the partial histograms added in a
-    fixed pairwise order. Otherwise (few values per bin: short sums, and
+    order by one RaggedBincount row (OPS ops, each over its consecutive pieces),
+    then the partial histograms added in a fixed pairwise order. Otherwise (few values per bin: short sums, and
     CHUNKS partial histograms would cost more than the input) one row."""
     n = tf.size(values, out_type=tf.int64)
+    weighted = weights is not None
     weights = tf.zeros([0], dtype) if weights is None else weights
 
     def pieces():
         piece = (n + (CHUNKS - 1)) // CHUNKS
-        splits = tf.concat([tf.minimum(tf.range(CHUNKS, dtype=tf.int64) * piece, n), tf.reshape(n, [1])], 0)
-        partial = tf.raw_ops.RaggedBincount(  # [CHUNKS, size]: row c = the sums over piece c, in index order
-            splits=splits, values=values, size=size, binary_output=False, weights=weights)
-        parts = [partial[c] for c in range(CHUNKS)]
+        parts = []
+        # OPS ops of CHUNKS // OPS pieces each, which TF's executor may run on different threads;
+        # each row still sums one fixed piece in index order, so the bits do not depend on it
+        for first in range(0, CHUNKS, CHUNKS // OPS):
+            start = tf.minimum(first * piece, n)
+            end = tf.minimum((first + CHUNKS // OPS) * piece, n) if first + CHUNKS // OPS < CHUNKS else n
+            bounds = tf.minimum(tf.range(CHUNKS // OPS, dtype=tf.int64) * piece, end - start)
+            partial = tf.raw_ops.RaggedBincount(  # row c = the sums over piece first + c, in index order
+                splits=tf.concat([bounds, tf.reshape(end - start, [1])], 0), values=values[start:end], size=size,
+                binary_output=False, weights=weights[start:end] if weighted else weights)
+            parts.extend(partial[c] for c in range(CHUNKS // OPS))
         while len(parts) > 1:  # a fixed pairwise order: (p0 + p1) + (p2 + p3)
             parts = [parts[i] + parts[i + 1] for i in range(0, len(parts), 2)]
         return parts[0]

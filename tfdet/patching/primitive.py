@@ -166,6 +166,11 @@ def set_order_fixed_sum(how):
     return previous
 
 
+def get_order_fixed_sum():
+    """How order-fixed sums are done now ("sort" or "exact")."""
+    return _state["order_fixed_sum"]
+
+
 def order_fixed_sum_scope(how):
     """Use `how` for order-fixed sums inside a with-block (not thread-safe)."""
     return _setting_scope(set_order_fixed_sum, how)

@@ -18,6 +18,7 @@ import warnings
 
 import tensorflow.compat.v2 as tf
 
+from . import eager_calls as _eager_calls
 from . import kernels as _kernels
 from . import primitive as _p
 from . import registry as _registry
@@ -464,7 +465,19 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, 
     RaggedTensor and SparseTensor input: the stock function (RaggedBincount and
     SparseBincount have CPU kernels only, which count in order). Weight dtypes
     the stock kernel rejects are handed to it, so it raises as unpatched.
+    Called eagerly: one cached tf.function per signature (tfdet.patching.eager_calls).
     """
+    stock_args = (arr, weights, minlength, maxlength, dtype, name, axis, binary_output)
+    if tf.executing_eagerly():
+        return _eager_calls.call("bincount", _bincount, (arr, weights, minlength, maxlength),
+                                 {"dtype": dtype, "axis": axis, "binary_output": binary_output},
+                                 lambda: _bincount(*stock_args))
+    return _bincount(*stock_args)
+
+
+def _bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32, name=None, axis=None,
+              binary_output=False):
+    """tfdet's bincount as built in every mode (bincount's doc)."""
     stock_args = (arr, weights, minlength, maxlength, dtype, name, axis, binary_output)
     if any(isinstance(t, (tf.RaggedTensor, tf.SparseTensor)) for t in (arr, weights)):
         return _stock("tf.math.bincount")(*stock_args)
