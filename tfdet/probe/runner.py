@@ -1,6 +1,7 @@
 """Run a probe: worker processes per mode, cases in turn, interleaved timing,
 records written as each case finishes."""
 
+import collections
 import dataclasses
 import datetime
 import hashlib
@@ -139,6 +140,10 @@ class Probe(object):
         self.unsettled = {}  # (case id, mode) -> why more runs could settle the catalogue's claim (--settle)
         self.forks = None  # the fork server the workers come from, or None: plain start-up
         self.startup = "plain"  # how the workers started, for the header: "fork", or "plain: why"
+        # Where the run's time went, in seconds: wall time of each phase here, and the
+        # workers' own import and case-building time (summed over workers). Not recorded;
+        # benchmarks/bench_probe.py prints it.
+        self.spent = collections.Counter()
 
     # -- workers -----------------------------------------------------------
 
@@ -166,6 +171,7 @@ class Probe(object):
             self.forks = ForkServer(self.config.python, base, PRELOAD, lazy, self.config.startup_timeout).start()
         except ForkServerError as exc:
             return "plain: " + str(exc)
+        self.spent["fork server import"] += self.forks.hello.get("import_seconds", 0.0)
         return "fork"
 
     def _worker(self, mode, index, environ=None):
@@ -211,7 +217,10 @@ class Probe(object):
         return environments
 
     def _handshake(self, worker, setup, environments=None):
+        started = time.monotonic()
         hello = worker.receive(self.config.startup_timeout)
+        self.spent["worker import"] += hello.get("import_seconds", 0.0)
+        self.spent["workers started"] += 1
         if not hello.get("ok"):
             raise ProbeError("%s could not start TensorFlow: %s: %s" % (
                 worker.name, hello["error"]["type"], hello["error"]["message"]))
@@ -219,6 +228,7 @@ class Probe(object):
         if not answer.get("ok"):
             raise ProbeError("%s could not set up mode %s: %s: %s" % (
                 worker.name, setup.name, answer["error"]["type"], answer["error"]["message"]))
+        self.spent["handshakes (wall)"] += time.monotonic() - started
         if worker.forked:
             _check_forked_mode(worker, setup, answer["environment"])
         if environments is not None:
@@ -338,7 +348,10 @@ class Probe(object):
     def _ask(self, mode, index, command):
         try:
             worker = self._ready(mode, index)
+            started = time.monotonic()
             answer = worker.request(command, self.config.timeout)
+            self.spent["%s requests (wall)" % command["cmd"]] += time.monotonic() - started
+            self.spent["worker case building"] += answer.get("prepare_seconds", 0.0)
         except (WorkerFailed, ProbeError) as exc:
             self._restart(mode, index)
             return {"failed": {"message": str(exc), "stderr_tail": exc.stderr_tail}}
@@ -363,12 +376,17 @@ class Probe(object):
         return samples
 
     def run_case(self, planned):
+        clock = time.monotonic()
         variance = self._variance(planned)
+        clock = self._spent("variance runs (wall)", clock)
         notes = self._escalate(planned, variance)
+        clock = self._spent("more runs (wall)", clock)
         samples = self._timing(planned, variance)
+        clock = self._spent("timing rounds (wall)", clock)
         import numpy as np
 
         records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, np.load)
+        self._spent("records (wall)", clock)
         for index, record in enumerate(records):
             extra = {}
             expected = self.expectations.get((planned.case_id, record.mode))
@@ -381,6 +399,11 @@ class Probe(object):
         for name in os.listdir(self.scratch):
             os.remove(os.path.join(self.scratch, name))
         return records
+
+    def _spent(self, phase, since):
+        now = time.monotonic()
+        self.spent[phase] += now - since
+        return now
 
     # -- the whole run -----------------------------------------------------
 
@@ -402,11 +425,14 @@ class Probe(object):
             self.progress(Message("mode %s not applicable: %s" % (mode, reason)))
         scratch.remove_stale()  # left by runs that were killed (SIGKILL gives no chance to clean up)
         self.scratch = scratch.create()
+        clock = time.monotonic()
         self.startup = self._start_forks(tf_version)
+        clock = self._spent("fork server start (wall)", clock)
         self.progress(Message("starting %d TensorFlow %s processes (%s x %d), %s" % (
             len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes,
             "forked from one that imported TensorFlow once" if self.forks else "start-up " + self.startup)))
         environments = self._start(self.setups)
+        self._spent("workers start (wall)", clock)
         first = environments[self.active_modes[0]]
         switches = mode_switch_ids(config.catalogue, self.setups, first["tf_version"], first["device"])
         for entry in config.catalogue:
