@@ -80,9 +80,11 @@ def test_probe_killed_leaves_no_worker(tmp_path, startup):
     out = tmp_path / "p.jsonl"
     proc = _probe_hanging(tmp_path, "--out", str(out), "--startup", startup)
     _hanging_worker(proc, out)
+    workers = [" ".join(p.cmdline()) for p in descendants(proc.pid) if _is_worker(p)]
     below = _kill_and_check(proc, 1)
+    assert len(workers) == 1, describe(below)
     if startup == "auto" and sys.platform == "linux":  # the fork server and the worker it forked
-        assert sum(_is_worker(p) for p in below) == 1 and len(below) == 2, describe(below)
+        assert len(below) == 2 and "tfdet.runtime.forkserver" in workers[0], describe(below)
 
 
 def test_matrix_killed_leaves_no_pool_process_probe_or_worker(tmp_path):

@@ -81,9 +81,11 @@ def thread_count():
 
 
 def runtime_started():
-    """Whether TensorFlow's eager context exists here already (it must not, before a fork)."""
-    context = sys.modules.get("tensorflow.python.eager.context")
-    return context is not None and getattr(context, "_context", None) is not None
+    """Whether TensorFlow's eager runtime exists here already (it must not, before
+    a fork). TF 2.6's import makes the Python Context object, uninitialised: no runtime yet."""
+    module = sys.modules.get("tensorflow.python.eager.context")
+    context = getattr(module, "_context", None)
+    return context is not None and bool(getattr(context, "_initialized", True))
 
 
 def why_not_fork():
