@@ -58,11 +58,12 @@ def _probe_hanging(tmp_path, *extra):
 
 def _is_worker(process):
     """A probe worker: started as one, or forked from the fork server (whose
-    command line it keeps: its parent has the same)."""
+    command line it keeps: its parent has the same; the server's own names
+    the worker's module among those it imports)."""
     try:
         command = " ".join(process.cmdline())
-        return "tfdet.probe.worker" in command or (
-            "tfdet.runtime.forkserver" in command and " ".join(process.parent().cmdline()) == command)
+        return "run_module('tfdet.probe.worker'" in command or (
+            "run_module('tfdet.runtime.forkserver'" in command and " ".join(process.parent().cmdline()) == command)
     except psutil.Error:
         return False
 
