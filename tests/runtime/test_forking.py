@@ -88,6 +88,7 @@ def test_a_killed_child_is_reaped_and_says_how_it_ended(server):
     assert child.returncode == -signal.SIGKILL and pid_gone(child.pid)
 
 
+@pytest.mark.slow  # a second server: a second TensorFlow import
 def test_no_forked_child_outlives_its_server():
     server = ForkServer(None, _base_environ(), PRELOAD, LAZY, timeout=300).start()
     children = [_worker(server), _worker(server, TF_DETERMINISTIC_OPS="1")]
