@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Where a probe's wall time goes, and plain start-up against the fork server.
 
-    python benchmarks/bench_probe.py [--pairs 3] [--ops bincount,...] [--startup both|auto|plain]
+    python benchmarks/bench_probe.py [--pairs 3] [--ops bincount,...] [--startup both|auto|plain] [--keep DIR]
 
 Runs the probe in this process (`tfdet probe` with its defaults, every case
 unless --ops), in pairs alternating the start-up (plain, fork; fork, plain;
@@ -63,11 +63,14 @@ def main(argv=None):
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--ops", help="comma-separated catalogue ids (default: every case, as `tfdet probe`)")
     parser.add_argument("--startup", choices=("both", "auto", "plain"), default="both")
+    parser.add_argument("--keep", metavar="DIR", help="keep the results files there (default: a temporary directory)")
     args = parser.parse_args(argv)
     ops = args.ops.split(",") if args.ops else None
     kinds = ("plain", "auto") if args.startup == "both" else (args.startup,)
     runs = {kind: [] for kind in kinds}
-    with tempfile.TemporaryDirectory(prefix="bench_probe_") as directory:
+    with tempfile.TemporaryDirectory(prefix="bench_probe_") as scratch:
+        directory = args.keep or scratch
+        os.makedirs(directory, exist_ok=True)
         for pair in range(args.pairs):
             for kind in (kinds if pair % 2 == 0 else kinds[::-1]):
                 run = run_once(kind, ops, directory, pair)
