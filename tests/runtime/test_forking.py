@@ -134,3 +134,17 @@ def test_a_gpu_driver_means_plain_start_up(tmp_path, monkeypatch):
     driver.write_text("NVRM version: 550\n")
     monkeypatch.setattr("tfdet.runtime.forking.NVIDIA_DRIVER", str(driver))
     assert "GPU" in fork_verdict("2.21.0", "linux")
+
+
+def test_an_answer_an_interrupted_request_left_unread_is_skipped(server):
+    """Ctrl-C while the client waits for an answer leaves that answer in the
+    socket: the next request must get its own, not that one."""
+    child = _worker(server)
+    try:
+        with server.lock:  # a request whose answer is never read, as when Ctrl-C lands while waiting for it
+            server.asked = getattr(server, "asked", 0) + 1
+            forkserver.send(server.socket, {"cmd": "signal", "pid": -1, "signal": 0, "id": server.asked})
+        assert server.status(child.pid) is None  # still running: its own answer, not the stale {"sent": false}
+    finally:
+        child.kill()
+    assert child.returncode == -signal.SIGKILL

@@ -104,6 +104,7 @@ class ForkServer(object):
         self.socket = None
         self.lock = threading.Lock()
         self.hello = {}
+        self.asked = 0  # requests sent: each answer names its request, so a late one is skipped
 
     def start(self):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -136,8 +137,12 @@ class ForkServer(object):
             try:
                 self.socket.settimeout(timeout)
                 if message is not None:
-                    protocol.send(self.socket, message, fds)
-                answer, _ = protocol.receive(self.socket)
+                    self.asked += 1
+                    protocol.send(self.socket, dict(message, id=self.asked), fds)
+                while True:  # an answer to a request interrupted (Ctrl-C) while waiting is skipped
+                    answer, _ = protocol.receive(self.socket)
+                    if answer is None or message is None or answer.get("id") == self.asked:
+                        break
             except OSError as exc:  # socket.timeout too
                 raise ForkServerError("the fork server did not answer (%s)%s" % (exc, self._said())) from None
         if answer is None:

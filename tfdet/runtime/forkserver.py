@@ -25,6 +25,8 @@ a fork request carries the child's stdin, stdout and stderr as SCM_RIGHTS):
     {"cmd": "signal", "pid": P, "signal": S} -> {"ok": true, "sent": bool}
     {"cmd": "exit"}                        -> every child still running is killed, and the server ends
 
+Every answer carries its request's "id".
+
 A child gets SIGKILL when the server ends (PR_SET_PDEATHSIG), as the server
 does when the process that started it ends (launch), so nothing outlives the
 command, whichever is killed.
@@ -147,10 +149,10 @@ class Server(object):
                 return
             cmd = message.get("cmd")
             if cmd == "fork":
-                send(self.control, {"ok": True, "pid": self.fork(message, fds)})
+                self.reply(message, {"ok": True, "pid": self.fork(message, fds)})
             elif cmd == "status":
                 self.reap()
-                send(self.control, {"ok": True, "returncode": self.children.get(message["pid"])})
+                self.reply(message, {"ok": True, "returncode": self.children.get(message["pid"])})
             elif cmd == "signal":
                 sent = False
                 if message["pid"] in self.children and self.children[message["pid"]] is None:
@@ -159,9 +161,13 @@ class Server(object):
                         sent = True
                     except OSError:
                         pass
-                send(self.control, {"ok": True, "sent": sent})
+                self.reply(message, {"ok": True, "sent": sent})
             else:
-                send(self.control, {"ok": False, "error": "unknown command %r" % cmd})
+                self.reply(message, {"ok": False, "error": "unknown command %r" % cmd})
+
+    def reply(self, message, answer):
+        answer["id"] = message.get("id")  # the client skips answers to requests it gave up on
+        send(self.control, answer)
 
     def fork(self, message, fds):
         sys.stdout.flush()
