@@ -38,11 +38,13 @@ SESSIONS = (
                      "tfdet scan text_model.keras")),
     Session("compare", ("tfdet compare --workload digits-cnn --a lr=0.1 --b lr=0.02 --epochs 3 --fixed "
                         "--max-runs 8 --jobs 2 --out ab.jsonl",)),
+    Session("vary", ("tfdet probe --vary threads,xla,batch --ops reduce-sum,matmul,conv2d,mlp-grad --out vary.jsonl",)),
     Session("locate", ("tfdet locate examples/locate/keras_cnn.py --steps 5 -- --embedding",), exit_code=1),
     Session("locate-patched", ("tfdet locate --patch examples/locate/keras_cnn.py --steps 5 -- --embedding",)),
     Session("testing", ("python -m pytest -q -p no:cacheprovider examples/locate/test_steps_reproduce.py",)),
     Session("batch-invariance", ("python -m pytest -q -p no:cacheprovider --tb=short "
                                  "examples/testing/test_batch_invariance.py",), exit_code=1),
+    Session("batch-invariance-patch", ("python examples/testing/batch_invariant_patch.py",)),
     Session("probe", ("tfdet probe --ops tf.math.bincount,unsorted-segment-sum --out probe.jsonl "
                       "--report report.html",)),
     Session("diverge", ("tfdet diverge --workload embedding --lr 1.0 --runs 3 --epochs 2 "

@@ -17,7 +17,7 @@ from tfdet.scanning.conditions import CHECKS, CatalogueChecks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The one place code may name an entry: the probe case registered under its id.
-CASE_MODULES = ("tfdet/probe/cases_ops.py", "tfdet/probe/cases_runtime.py")
+CASE_MODULES = ("tfdet/probe/cases_ops.py", "tfdet/probe/cases_runtime.py", "tfdet/probe/cases_dense.py")
 
 
 def missing_references(catalogue):

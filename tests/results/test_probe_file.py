@@ -142,8 +142,8 @@ def test_a_version_1_file_is_migrated_on_read_and_left_as_it_is(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(
     os.path.relpath(os.path.join(d, f), ROOT) for d, _, fs in os.walk(os.path.join(ROOT, "reports"))
-    for f in fs if f.endswith(".jsonl") and os.path.basename(d) not in ("diverge", "compare")))
-# diverge's files: test_report_diverge; compare's: tests/compare/test_compare_records.py
+    for f in fs if f.endswith(".jsonl") and os.path.basename(d) not in ("diverge", "compare", "vary")))
+# diverge's files: test_report_diverge; compare's: tests/compare/test_compare_records.py; vary: tests/catalog/test_sensitivity.py
 def test_every_committed_results_file_reads(name):
     results = load(os.path.join(ROOT, name))
     assert results.header.tf_version and results.cases

@@ -70,11 +70,11 @@ def test_a_locate_result_loads_however_it_is_laid_out(tmp_path, indent):
 
 @pytest.mark.parametrize("header, words", [
     ({"record": "header", "schema_version": 2, "kind": "tuning"},
-     'r.jsonl:1: kind "tuning" is not a kind of tfdet results (probe, diverge, compare, locate, scan)'),
+     'r.jsonl:1: kind "tuning" is not a kind of tfdet results (probe, diverge, compare, locate, scan, vary)'),
     ({"record": "header", "schema_version": 1, "kind": 7}, "r.jsonl:1: kind 7 is not a kind of tfdet results"),
     ({"schema_version": 1, "runs": []}, "r.jsonl: not a tfdet results file (no header record on line 1)"),
     (dict(make.header().to_json(), kind="scan"),
-     "r.jsonl:1: a scan results file, not a probe results file (load reads probe, diverge, compare, locate files)"),
+     "r.jsonl:1: a scan results file, not a probe results file (load reads probe, diverge, compare, locate, vary files)"),
 ])
 def test_a_missing_or_unknown_kind_is_one_line_naming_the_file_and_line(tmp_path, header, words):
     path = tmp_path / "r.jsonl"

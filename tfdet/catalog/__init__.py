@@ -13,6 +13,7 @@ from .model import (
     entry_to_dict, expected_to_vary, verdict_to_dict,
 )
 from .paths import shipped_catalogue_dir
+from .sensitivity import SETTINGS, SettingFact
 from .sources import describe_source
 from .versions import (
     COVERED_TF_VERSIONS, StaleVersionWarning, UncoveredVersionError, answering_version, tf_minor,
@@ -34,5 +35,5 @@ __all__ = [
     "Problem", "StaleVersionWarning", "Switch", "UncoveredVersionError", "UnknownName", "Verdict",
     "VersionRange", "answering_version", "default_catalogue", "load_catalogue", "load_user_catalogue",
     "lookup", "shipped_catalogue_dir", "tf_minor", "entry_to_dict", "verdict_to_dict", "describe_source",
-    "expected_to_vary", "catalogue_files",
+    "expected_to_vary", "catalogue_files", "SETTINGS", "SettingFact",
 ]

@@ -17,7 +17,8 @@ import yaml
 from .errors import CatalogError, Problem
 from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange, entry_keys, patch_row
 from .paths import shipped_catalogue_dir
-from .validate import check_catalogue, parse_document
+from .sensitivity import sensitivity_from_raw
+from .validate import check_catalogue, parse_document_parts
 from .versions import parse_specifier
 
 # libyaml's loader is ~10x faster; it is missing from some PyYAML builds.
@@ -72,39 +73,41 @@ def read_texts(paths):
 
 def catalogue_from_texts(texts, known_switches=()):
     """A fully validated Catalogue of [(path, YAML text)]: every problem of every file in one CatalogError."""
-    documents, problems = [], []
+    documents, sensitivities, problems = [], [], []
     for path, text in texts:
         try:
-            entries, switches = parse_document(text, path)
+            entries, switches, measured = parse_document_parts(text, path)
         except CatalogError as exc:
             problems.extend(exc.problems)
             continue
         documents.append((path, entries, switches))
+        sensitivities.extend(measured)
     if problems:
         raise CatalogError(problems)
-    check_catalogue(documents, known_switches)
+    check_catalogue(documents, known_switches, sensitivities)
     entries = [e for _, es, _ in documents for e in es]
     own = [s for _, _, ss in documents for s in ss]
     # A file may define a switch the shipped catalogue has (a copy of switches.yaml):
     # its definition replaces the shipped one instead of standing beside it.
     redefined = {s.id for s in own}
-    return Catalogue(entries, [s for s in known_switches if s.id not in redefined] + own)
+    return Catalogue(entries, [s for s in known_switches if s.id not in redefined] + own, sensitivities)
 
 
 @functools.lru_cache(maxsize=1)
 def default_catalogue():
     """The shipped catalogue, loaded once per process without re-validating it
     (tests/catalog prove it valid and equal to load_catalogue()'s result)."""
-    entries, switches = [], []
+    entries, switches, sensitivities = [], [], []
     # Building allocates ~100k small objects; with TensorFlow loaded every full
     # garbage collection walks its millions, which made this 6x slower.
     collecting = gc.isenabled()
     gc.disable()
     try:
         for path in _yaml_files(shipped_catalogue_dir()):
-            document_entries, document_switches = _build_trusted(_read(path), path)
+            document_entries, document_switches, measured = _build_trusted(_read(path), path)
             entries.extend(document_entries)
             switches.extend(document_switches)
+            sensitivities.extend(measured)
     except Exception as exc:
         if isinstance(exc, CatalogError):  # unreadable file: already says which
             raise
@@ -115,7 +118,7 @@ def default_catalogue():
     finally:
         if collecting:
             gc.enable()
-    return Catalogue(entries, switches)
+    return Catalogue(entries, switches, sensitivities)
 
 
 def load_user_catalogue(path):
@@ -126,7 +129,7 @@ def load_user_catalogue(path):
 # --- the trusted (shipped) path: parse and build, no checks ---------------
 
 def _build_trusted(text, path):
-    """(entries, switches) of an already-validated file: the same objects
+    """(entries, switches, sensitivities) of an already-validated file: the same objects
     validate.parse_document builds, origins included, without its checks."""
     loader = _FAST_LOADER(text)
     try:
@@ -137,7 +140,10 @@ def _build_trusted(text, path):
     switches = [_switch(raw, Origin(path, _line(item)))
                 for raw, item in zip(data.get("switches", []), _items(node, "switches"))]
     entries = [_entry(raw, item, path) for raw, item in zip(data.get("entries", []), _items(node, "entries"))]
-    return entries, switches
+    sensitivities = [sensitivity_from_raw(raw, Origin(path, _line(item)),
+                                          [Origin(path, _line(n)) for n in _items(item, "facts")])
+                     for raw, item in zip(data.get("sensitivities", []), _items(node, "sensitivities"))]
+    return entries, switches, sensitivities
 
 
 def _value(node, key):

@@ -300,9 +300,16 @@ def _answering(tf_version):
 class Catalogue:
     """A validated, queryable set of entries and switches."""
 
-    def __init__(self, entries, switches):
+    def __init__(self, entries, switches, sensitivities=()):
         self.entries = tuple(entries)
         self.switches = tuple(switches)
+        # Measured setting facts (catalog/sensitivity.py), by every name they answer to.
+        self.sensitivities = tuple(sensitivities)
+        self._sensitivity_exact, self._sensitivity_loose = {}, {}
+        for item in self.sensitivities:
+            for name in (item.op,) + item.names:
+                self._sensitivity_exact.setdefault(_normalise_name(name), item)
+                self._sensitivity_loose.setdefault(_fold(name), item)
         self._by_id = {entry.id: entry for entry in self.entries}
         self._switch_by_id = {switch.id: switch for switch in self.switches}
         self._exact, self._loose = {}, {}
@@ -386,6 +393,26 @@ class Catalogue:
     def set_by_patch(self, tf_version, device, when="always"):
         """Switches whose set_by_patch rows cover this TF version and device under `when`."""
         return [s for s in self.switches if s.set_by_patch_in(tf_version, device, when) is not None]
+
+    def sensitive_to(self, op_or_api, tf_version, device):
+        """{setting name: SettingFact} measured for an op or API in a TF version on a device.
+
+        Settings are those of `tfdet probe --vary` (onednn, threads, execution, xla,
+        batch, replicas, precision). The name is an op as the probe's cases name it
+        (matmul), a public API or a raw op (tf.linalg.matmul, MatMul), or a catalogue
+        entry id or alias whose id has measured facts. Facts are per TF version as
+        measured, never carried to another version: an empty dict when nothing is known.
+        """
+        _check_device(device)
+        tf_minor(tf_version)  # a non-version is the caller's error, as in lookup()
+        item = (self._sensitivity_exact.get(_normalise_name(op_or_api))
+                or self._sensitivity_loose.get(_fold(op_or_api)))
+        if item is None:
+            for entry in self.find(op_or_api):
+                item = self._sensitivity_exact.get(entry.id)
+                if item is not None:
+                    break
+        return item.facts(tf_version, device) if item is not None else {}
 
     def switches_for(self, tf_version, device=None, roles=None):
         """Switches that exist in a TF version (and on a device, with a role)."""

@@ -11,6 +11,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
+from .sensitivity import overlapping_rows, sensitivity_from_raw
 from .model import ErrorInfo, Entry, Evidence, Origin, Switch, VersionRange, entry_keys, patch_row
 from .paths import shipped_catalogue_dir
 from .versions import COVERED_TF_VERSIONS, contains, format_versions, parse_specifier
@@ -142,6 +143,12 @@ def parse_document(text, path):
     Checks everything that can be checked inside one file; references between
     files (switch ids, unique ids across files) are checked by check_catalogue.
     """
+    entries, switches, _ = parse_document_parts(text, path)
+    return entries, switches
+
+
+def parse_document_parts(text, path):
+    """parse_document, and the file's measured setting facts: (entries, switches, sensitivities)."""
     data, node = _compose(text, path)
     problems = list(_schema_problems(data, node, path))
     if problems:
@@ -189,9 +196,32 @@ def parse_document(text, path):
             devices=devices, sources=tuple(raw["sources"]), origin=Origin(path, _line(node, parts)),
             **entry_keys(raw),
         ))
+    sensitivities = [_sensitivity(raw, path, node, ["sensitivities", index], problems)
+                     for index, raw in enumerate(data.get("sensitivities", []))]
     if problems:
         raise CatalogError(problems)
-    return entries, switches
+    return entries, switches, sensitivities
+
+
+def _sensitivity(raw, path, node, parts, problems):
+    """A Sensitivity, its rows' versions parsed and checked; one fact per (setting, device, version)."""
+    rows = raw.get("facts", ())
+    origins = [Origin(path, _line(node, parts + ["facts", i])) for i in range(len(rows))]
+    item = sensitivity_from_raw(
+        raw, Origin(path, _line(node, parts)), origins,
+        lambda text, i: _specifier(text, path, node, parts + ["facts", i, "versions"], problems))
+    for i, j, version in overlapping_rows(item.rows, COVERED_TF_VERSIONS):
+        where = parts + ["facts", j]
+        problems.append(Problem(path, _line(node, where), _where(where),
+                                "a second %s fact for %s in TF %s (facts %d and %d overlap); one fact per setting, "
+                                "device and version" % (item.rows[j].setting, item.rows[j].device, version, i, j)))
+    for i, row in enumerate(item.rows):
+        if row.fact.changes and not row.fact.stable_within:
+            where = parts + ["facts", i, "changes"]
+            problems.append(Problem(path, _line(node, where), _where(where),
+                                    "changes: true needs stable_within: true (an op that varies run to run "
+                                    "cannot be said to change with a setting)"))
+    return item
 
 
 def _patch_row_problems(raw_switch, row, switch_specifier, path, node, parts):
@@ -245,8 +275,9 @@ def _coverage_problems(ranges, path, node, parts):
                           format_versions(missing), COVERED_TF_VERSIONS[0], COVERED_TF_VERSIONS[-1]))
 
 
-def check_catalogue(documents, known_switches=()):
-    """Cross-file checks over parsed documents [(path, entries, switches)].
+def check_catalogue(documents, known_switches=(), sensitivities=()):
+    """Cross-file checks over parsed documents [(path, entries, switches)]
+    and their measured setting facts [Sensitivity] (one op name means one op).
 
     `known_switches` are switches defined elsewhere (the shipped catalogue's,
     when checking a user's own file). Raises CatalogError.
@@ -267,6 +298,7 @@ def check_catalogue(documents, known_switches=()):
                 if other not in switch_ids:
                     problems.append(Problem(path, switch.origin.line, "switches.%s.same_as" % switch.id,
                                             "unknown switch %r" % other))
+    problems.extend(_sensitivity_problems(sensitivities))
     seen_entries = {}
     for path, entries, _ in documents:
         for entry in entries:
@@ -285,6 +317,17 @@ def check_catalogue(documents, known_switches=()):
     problems.extend(_scan_check_problems(documents))
     if problems:
         raise CatalogError(problems)
+
+
+def _sensitivity_problems(sensitivities):
+    """Each name (op, API, raw op) of a measured-facts item belongs to that item alone."""
+    owner = {}
+    for item in sensitivities:
+        for name in (item.op,) + item.names:
+            if name in owner and owner[name] is not item:
+                yield Problem(item.origin.path, item.origin.line, "sensitivities.%s" % item.op,
+                              "%r also names the facts of %r at %s" % (name, owner[name].op, owner[name].origin))
+            owner.setdefault(name, item)
 
 
 def _scan_check_problems(documents):

@@ -16,7 +16,7 @@ from typing import Optional
 from .. import catalog
 from ..catalog import evidence as catalog_evidence
 from . import arguments
-from .exitcodes import FINDING, INVALID_INPUT, OK, WRITE_FAILED, CommandError
+from .exitcodes import FINDING, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
 from .tables import output_width
 
 EPILOG = """\
@@ -80,7 +80,8 @@ def _cite(path):
     return relative if not relative.startswith(os.pardir) else os.path.abspath(path)
 
 
-def _load_results(paths):
+def _load_results(paths, varied=None):
+    """[(cited, ProbeResults)]; `tfdet probe --vary` files go to `varied` (a list) instead."""
     from ..results import ProbeResults, ResultsError, load
 
     loaded = []
@@ -91,6 +92,9 @@ def _load_results(paths):
             results = load(path)
         except ResultsError as exc:
             raise CommandError(str(exc), INVALID_INPUT) from None
+        if getattr(results, "kind", None) == "vary" and varied is not None:
+            varied.append((_cite(path), results))
+            continue
         if not isinstance(results, ProbeResults):
             raise CommandError("%s: a %s results file, not a probe results file" % (
                 path, getattr(results, "kind", "different")), INVALID_INPUT)
@@ -103,7 +107,8 @@ def run_update(args, out):
     from ..catalog.load import catalogue_from_texts, read_texts
     from ..results import describe_os_error
 
-    loaded = _load_results(args.results)
+    varied = []
+    loaded = _load_results(args.results, varied)
     source = args.catalog or catalog.shipped_catalogue_dir()
     if args.catalog and not os.path.exists(args.catalog):
         raise CommandError("no such file or directory: %s" % args.catalog, INVALID_INPUT)
@@ -120,6 +125,8 @@ def run_update(args, out):
     before = dict(texts)
     try:
         after = yaml_edit.apply(before, cat, plan)
+        if varied:
+            texts, before, after = _with_sensitivities(source, cat, varied, texts, before, after)
         changed = [path for path, _ in texts if after[path] != before[path]]
         # the edited files must be valid: schema, coverage of every version, switches that exist
         catalogue_from_texts([(path, after[path]) for path in changed], cat.switches)
@@ -142,7 +149,43 @@ def run_update(args, out):
         out.write("\n")
     else:
         out.write(_hanging(render_update(plan, loaded, source, changed, written, args), output_width(out)) + "\n")
+        if varied:
+            out.write(_sensitivity_line(varied) + "\n")
     return code
+
+
+def _sensitivity_line(varied):
+    """What the --vary files add: facts per file, and the ops they find sensitive to each setting."""
+    from ..catalog import sensitivity_update
+
+    lines = []
+    for cited, results in varied:
+        facts = sensitivity_update.facts_of(results, cited)
+        changed = {}
+        for op, _, _, row in facts:
+            if row.fact.changes:
+                changed.setdefault(row.setting, []).append(op)
+        lines.append("%s (probe --vary, TF %s, %s): %d setting facts for %d ops into %s%s" % (
+            cited, results.header.tf_version, results.header.device, len(facts), len({f[0] for f in facts}),
+            sensitivity_update.SENSITIVITY_FILE, "".join("\n  %s changes: %s" % (s, ", ".join(ops))
+                                                          for s, ops in changed.items())))
+    return "\n".join(lines)
+
+
+def _with_sensitivities(source, cat, varied, texts, before, after):
+    """The --vary files' setting facts written into the catalogue's sensitivity file (created if absent)."""
+    from ..catalog import sensitivity_update
+
+    if not os.path.isdir(source):
+        raise CommandError("--from a probe --vary file needs a catalogue directory (--catalog DIR), not the file %s"
+                           % source, USAGE)
+    path = os.path.join(source, sensitivity_update.SENSITIVITY_FILE)
+    facts = [fact for cited, results in varied for fact in sensitivity_update.facts_of(results, cited)]
+    text = sensitivity_update.render(sensitivity_update.merge(cat.sensitivities, facts))
+    if path not in before:
+        texts = list(texts) + [(path, "")]
+        before = dict(before, **{path: ""})
+    return texts, before, dict(after, **{path: text})
 
 
 def _written_json(args, written):

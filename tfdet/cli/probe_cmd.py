@@ -80,14 +80,16 @@ continues it once the cause is fixed); 130 interrupted by Ctrl-C or SIGTERM
 
 
 def _epilog():
-    """EPILOG with the settings' own defaults and the flags --resume compares (results/probe_settings.py)."""
+    """EPILOG with the settings' own defaults and the flags --resume compares (results/probe_settings.py),
+    then what --vary does (cli/probe_vary_cmd.py)."""
     import textwrap
 
     from ..results import probe_settings
+    from .probe_vary_cmd import EPILOG as VARY_EPILOG
 
     compared = textwrap.fill(", ".join(probe_settings.compared_flags()), width=79, initial_indent="  ",
                              subsequent_indent="  ")
-    return EPILOG % {"processes": probe_settings.defaults()["processes"], "compared": compared}
+    return EPILOG % {"processes": probe_settings.defaults()["processes"], "compared": compared} + "\n" + VARY_EPILOG
 
 
 def _csv(text):
@@ -138,6 +140,8 @@ def add_parser(commands):
     parser.add_argument("--resume", action="store_true", help="continue a partial results file, skipping finished cases (--out FILE, or the newest "
                              "tfdet-probe-*.jsonl here)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
+    parser.add_argument("--json", action="store_true",
+                        help="with --vary: print the op x setting grid as JSON instead of a table")
     parser.add_argument("--fail-on-nondeterminism", metavar="MODE",
                         help="exit 1 if any case varies under MODE (for CI gates)")
     parser.add_argument("--allow-missing-modes", action="store_true",
@@ -225,6 +229,11 @@ def _resume_defaults(args, digest, writer):
 
 def run(args, out):
     from ..results import MODES
+
+    if args.vary:
+        from . import probe_vary_cmd
+
+        return probe_vary_cmd.run(args, out)
 
     if args.resume and args.out and not os.path.exists(args.out):  # checked first: nothing loads, nothing starts
         raise arguments.nothing_to_resume("results file" if args.executor == "local" else "directory", args.out,

@@ -164,6 +164,9 @@ def describe(report, output):
         summary = report.summary
         return "wrote %s: %s" % (output, "%s, P(A>B) = %.3f over %d pairs" % (
             summary.verdict, summary.p.value, summary.pairs) if summary and summary.p else "nothing compared")
+    if getattr(report, "kind", None) == "vary":
+        return "wrote %s: %d ops x %d settings, %d cells differ" % (
+            output, len(report.rows), len(report.columns), report.counts.get("differs", 0))
     if getattr(report, "kind", None) == "matrix":
         measured = [c.version for c in report.columns if c.run is not None]
         return "wrote %s: %d TF version%s (%s), %d rows, %d disagreement%s with the catalogue" % (

@@ -32,6 +32,8 @@ class Applied(object):
         self.replaced = {}  # patch name -> number of places changed
         self.stock_before = None  # what the primitive was told before patch()
         self.warnings = []
+        self.batch_invariant = False  # patch(batch_invariant=True) asked for
+        self.batch_invariant_apis = {}  # public name -> bindings changed for batch invariance
 
     @property
     def changed(self):
@@ -109,10 +111,29 @@ def apply(tf, plan, applied, environ, late, on_keras_import):
         label = getattr(installer, "label", name)
         applied.replaced_apis[label] = applied.replaced_apis.get(label, 0) + len(changes)
     applied.replaced_apis = {k: v for k, v in applied.replaced_apis.items() if v}
+    if applied.batch_invariant:
+        install_batch_invariant(tf, plan, applied)
     if applied.seed is not None:
         applied.seeded = seed_all(tf, applied.seed)
-    if any(p not in sys.modules for p in KERAS_PACKAGES) and (plan.replacements or applied.seed is not None):
+    if any(p not in sys.modules for p in KERAS_PACKAGES) and (
+            plan.replacements or applied.seed is not None or applied.batch_invariant_apis):
         applied.hook = PostImportHook(KERAS_PACKAGES, on_keras_import).install()
+
+
+def install_batch_invariant(tf, plan, applied):
+    """patch(batch_invariant=True): rebind the registry's batch-invariant replacements, on a CPU plan only
+    (they were measured on CPUs; nothing is claimed for a GPU's kernels)."""
+    if plan.device != "cpu":
+        applied.warnings.append(
+            "batch_invariant=True on a %s plan: nothing replaced for batch invariance (tfdet's batch-invariant "
+            "replacements were measured on CPUs only; a GPU's matrix products were not)" % plan.device)
+        return
+    for name in sorted(bindings.BATCH_INVARIANT_INSTALLERS):
+        installer = bindings.BATCH_INVARIANT_INSTALLERS[name]
+        changes = installer(tf)
+        applied.changes.extend(changes)
+        if changes:
+            applied.batch_invariant_apis[installer.label] = len(changes)
 
 
 def undo(applied):

@@ -106,15 +106,22 @@ def _replacements():
     return replacements
 
 
-def installer(replacement):
-    """install(tf) -> the changes made, for one registry.Replacement; `.label` names it."""
+def _batch_invariant():
+    from . import batch_invariant  # imports TensorFlow: only when batch_invariant=True
+
+    return batch_invariant
+
+
+def installer(replacement, implementations=_replacements):
+    """install(tf) -> the changes made, for one registry.Replacement; `.label` names it.
+    implementations() is the module holding the replacement's implementation."""
     if replacement.install == registry.REBIND:
         def install(tf):
             changes = []
             for api, implementation in ((replacement.stock, replacement.implementation),) + replacement.also:
                 stock = resolve_api(tf, api)
                 if stock is not None:  # else not in this TF
-                    changes.extend(rebind(stock, getattr(_replacements(), implementation)))
+                    changes.extend(rebind(stock, getattr(implementations(), implementation)))
             return changes
     else:
         def install(tf):
@@ -124,3 +131,4 @@ def installer(replacement):
 
 
 INSTALLERS = {r.name: installer(r) for r in registry.REGISTRY}
+BATCH_INVARIANT_INSTALLERS = {r.name: installer(r, _batch_invariant) for r in registry.BATCH_INVARIANT}

@@ -54,6 +54,30 @@ REGISTRY = (
     _r("crop_and_resize_grad", "CropAndResize", "crop_and_resize_gradient", GRADIENT),
 )
 
+# Opt-in replacements for batch invariance (tfdet.patch(batch_invariant=True)): not catalogue fixes
+# of run-to-run nondeterminism, so no catalogue range names them; implemented in
+# tfdet.patching.batch_invariant. Measured here: the only common op whose row changes with the batch.
+BATCH_INVARIANT = (
+    _r("batch_invariant_matmul", "tf.linalg.matmul", "matmul",
+       why="a row alone takes a matrix-vector kernel, rows in a batch a matrix-matrix one (another order of "
+           "the K products, from K = 512 here); every row is multiplied in a fixed 8-row block instead"),
+)
+
+# Ops measured batch-invariant or that cannot be made so, for patch()'s report and the docs:
+# (op or layer, why no batch-invariant replacement).
+NOT_MADE_BATCH_INVARIANT = (
+    ("BatchNormalization (training)", "normalises each row with the batch's mean and variance: rows are mixed by "
+                                      "definition"),
+    ("Dropout and random ops (training)", "draw from one stream per call: a row's draws depend on how many rows "
+                                          "came before it"),
+    ("reductions and log_softmax under XLA (jit_compile)",
+     "XLA's CPU emitter tiles the loop from the whole shape (here reduce_sum of 4096 features changed from 8 rows "
+     "up, log_softmax of 1000 classes at 64 rows); an op written in TF is compiled by the same emitter"),
+    ("Conv1D/Conv2D, BatchMatMul (batched weights), reductions, softmax, LayerNorm, Embedding, LSTM/GRU",
+     "measured batch-invariant here, so not replaced; oneDNN picks their kernels from the shapes, batch "
+     "included, so another CPU may differ: check with tfdet.testing.assert_batch_invariant"),
+)
+
 # Deterministic drop-ins that no catalogue range installs (the stock op is
 # deterministic, or they are the parts a gradient replacement is built from),
 # kept for direct use and held to the same proofs: (stock API or raw op, function).
@@ -80,6 +104,10 @@ def by_name(name):
         if replacement.name == name:
             return replacement
     raise KeyError("no tfdet replacement named %r (known: %s)" % (name, ", ".join(sorted(names()))))
+
+
+def batch_invariant_names():
+    return frozenset(r.name for r in BATCH_INVARIANT)
 
 
 def label(replacement):

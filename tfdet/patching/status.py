@@ -28,6 +28,9 @@ class Status:
     # (tf.raw_ops call, public API to call instead): raw ops of replaced sources that a direct call
     # runs with the stock kernel (the replacements rebind public functions and swap gradients)
     raw_not_replaced: List[Tuple[str, str]] = field(default_factory=list)
+    batch_invariant: bool = False  # patch(batch_invariant=True) was asked for
+    batch_invariant_apis: Dict[str, int] = field(default_factory=dict)  # public name -> bindings made invariant
+    not_batch_invariant: List[Tuple[str, str]] = field(default_factory=list)  # (op, why not), when asked for
 
     def as_dict(self):
         data = asdict(self)
@@ -35,6 +38,7 @@ class Status:
         data["remaining"] = [list(r) for r in self.remaining]
         data["seen"] = [[op, list(entries), site] for op, entries, site in self.seen]
         data["raw_not_replaced"] = [list(r) for r in self.raw_not_replaced]
+        data["not_batch_invariant"] = [list(r) for r in self.not_batch_invariant]
         return data
 
     def summary_line(self):
@@ -46,6 +50,8 @@ class Status:
         if self.replaced_apis:
             parts.append("replaced " + ", ".join(
                 "%s (%d binding%s)" % (name, n, "" if n == 1 else "s") for name, n in sorted(self.replaced_apis.items())))
+        if self.batch_invariant:
+            parts.append(self._batch_invariant_words())
         if self.seed is not None:
             parts.append("seeded %d" % self.seed)
         if self.silenced:
@@ -57,6 +63,13 @@ class Status:
         else:
             parts.append("nothing catalogued left uncovered")
         return "tfdet: " + "; ".join(parts)
+
+    def _batch_invariant_words(self):
+        made = ", ".join("%s (%d binding%s)" % (name, n, "" if n == 1 else "s")
+                         for name, n in sorted(self.batch_invariant_apis.items()))
+        return "batch-invariant: %s; %d op kind%s cannot be made so (tfdet.status())" % (
+            made or "nothing replaced", len(self.not_batch_invariant), "" if len(self.not_batch_invariant) == 1
+            else "s")
 
     def __repr__(self):
         return "<tfdet.Status patched=%s replacements=%d remaining=%d>" % (
@@ -105,6 +118,13 @@ class Status:
             lines.append("  warning: " + text)
         if self.replacements:
             lines.append("  (replacements cover the public APIs and what TF and Keras call through them)")
+        if self.batch_invariant:
+            lines.append("  batch-invariant: %s" % (", ".join(
+                "%s (%d place%s, rows in fixed 8-row blocks)" % (name, n, "" if n == 1 else "s")
+                for name, n in sorted(self.batch_invariant_apis.items())) or "nothing replaced"))
+            lines.append("  NOT batch-invariant:")
+            for op, why in self.not_batch_invariant:
+                lines.append("    %s: %s" % (op, why))
         if self.raw_not_replaced:
             lines.append("  raw ops NOT replaced (a direct call runs the stock kernel):")
             for call, public in self.raw_not_replaced:

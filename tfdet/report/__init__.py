@@ -38,6 +38,14 @@ def report_from_files(paths, catalogue=None, title=None, generated=None):
         from .diverge_page import render_diverge
 
         return render_diverge(diverged[0], generated=generated, title=title)
+    varied = [r for r in results if getattr(r, "kind", None) == "vary"]
+    if varied:
+        if len(results) > 1:
+            raise ResultsError("%s: a probe --vary results file is reported on its own, not with other files" % (
+                varied[0].path))
+        from .vary_page import render_vary
+
+        return render_vary(varied[0], generated=generated, title=title)
     compared = [r for r in results if getattr(r, "kind", None) == "compare"]
     if compared:
         # The A vs B file is the page; A/A files (tfdet compare --aa), in any order, its noise floor.

@@ -14,7 +14,7 @@ from typing import List
 from .typed import Record, field
 
 # Every kind of tfdet results (schemas/KIND-VERSION.json).
-KINDS = ("probe", "diverge", "compare", "locate", "scan")
+KINDS = ("probe", "diverge", "compare", "locate", "scan", "vary")
 
 
 @dataclass(frozen=True)

@@ -78,8 +78,14 @@ def _locate(path, header):
     return read_locate(path, header)
 
 
+def _vary(path, header):
+    from .vary_file import read_vary
+
+    return read_vary(path)
+
+
 # kind -> reader(path, parsed header): the kinds load() reads
-READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate}
+READERS = {"probe": _probe, "diverge": _diverge, "compare": _compare, "locate": _locate, "vary": _vary}
 
 
 def load(path):

@@ -74,6 +74,10 @@ class ProbeSettings:
         metavar="N", resume=COMPARE, header=("intra_op_threads", "inter_op_threads"))
     onednn: str = setting("default", "--onednn", "pin TF_ENABLE_ONEDNN_OPTS (default: leave TF's default, and "
                           "record it)", choices=("on", "off", "default"), resume=COMPARE, header=("onednn",))
+    vary: Optional[List[str]] = setting(
+        None, "--vary", "instead of the modes: which settings change an op's bits, from onednn, threads, execution, "
+        "xla, batch, replicas (see 'settings' below; its own results file, tfdet-vary-*.jsonl)", parse="csv",
+        metavar="SETTING,...", resume=OWN, passed_on=False)
     seed: int = setting(0, "--seed", "seed of the case inputs (default {default})", parse="seed", resume=COMPARE,
                         header=("seed",))
     startup: str = setting(

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from . import compare_records, diverge_records, locate_records, probe_records, scan_records
+from . import compare_records, diverge_records, locate_records, probe_records, scan_records, vary_records
 from .typed import json_schema
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
@@ -52,11 +52,19 @@ def compare_schema():
                        [records["header"], records["training"], records["look"], records["summary"]])
 
 
+def vary_schema():
+    records = vary_records.RECORDS
+    return json_schema("tfdet probe --vary results, version %d" % vary_records.SCHEMA_VERSION,
+                       "https://tfdet.invalid/schemas/vary-%d.json" % vary_records.SCHEMA_VERSION,
+                       [records["header"], records["vary"], records["end"]])
+
+
 # kind: (version, the schema now)
 SCHEMAS = {"probe": (probe_records.SCHEMA_VERSION, probe_schema), "scan": (scan_records.SCHEMA_VERSION, scan_schema),
            "locate": (locate_records.SCHEMA_VERSION, locate_schema),
            "diverge": (diverge_records.SCHEMA_VERSION, diverge_schema),
-           "compare": (compare_records.SCHEMA_VERSION, compare_schema)}
+           "compare": (compare_records.SCHEMA_VERSION, compare_schema),
+           "vary": (vary_records.SCHEMA_VERSION, vary_schema)}
 
 
 def schema_path(kind, version):

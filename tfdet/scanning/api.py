@@ -66,7 +66,10 @@ def trace_model(model_or_function, example_inputs=None, catalogue=None, example_
         from . import keras_sources
 
         sites = keras_sources.sites(model_or_function, catalogue, fresh) + sites
-    notes = list(notes) + list(trace_notes) + [
+    from . import strategy
+
+    distributed = strategy.note(model_or_function, [item.graph for item in traced if item.live], sites, catalogue)
+    notes = list(notes) + list(trace_notes) + ([distributed] if distributed else []) + [
         "the scan sees the graphs as traced, before Grappler rewrites them (fusions can add or remove ops)"]
     return TracedModel(
         model=label,
