@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+import psutil
 import pytest
 
 from faultkit import start, wait_for
@@ -55,19 +56,36 @@ def _probe_hanging(tmp_path, *extra):
                         "--quiet", *extra), tmp_path)
 
 
+def _is_worker(process):
+    """A probe worker: started as one, or forked from the fork server (whose
+    command line it keeps: its parent has the same; the server's own names
+    the worker's module among those it imports)."""
+    try:
+        command = " ".join(process.cmdline())
+        return "run_module('tfdet.probe.worker'" in command or (
+            "run_module('tfdet.runtime.forkserver'" in command and " ".join(process.parent().cmdline()) == command)
+    except psutil.Error:
+        return False
+
+
 def _hanging_worker(proc, out):
     """Wait until the probe's worker is inside the hanging case."""
     assert wait_for(lambda: (out.exists() and '"record": "header"' in out.read_text()
-                             and any("tfdet.probe.worker" in " ".join(p.cmdline()) for p in descendants(proc.pid)))
+                             and any(_is_worker(p) for p in descendants(proc.pid)))
                     or proc.poll() is not None, timeout=240), proc.communicate()
     time.sleep(3)  # the case has started: the worker no longer reads its stdin
 
 
-def test_probe_killed_leaves_no_worker(tmp_path):
+@pytest.mark.parametrize("startup", ["auto", "plain"])
+def test_probe_killed_leaves_no_worker(tmp_path, startup):
     out = tmp_path / "p.jsonl"
-    proc = _probe_hanging(tmp_path, "--out", str(out))
+    proc = _probe_hanging(tmp_path, "--out", str(out), "--startup", startup)
     _hanging_worker(proc, out)
-    _kill_and_check(proc, 1)
+    workers = [" ".join(p.cmdline()) for p in descendants(proc.pid) if _is_worker(p)]
+    below = _kill_and_check(proc, 1)
+    assert len(workers) == 1, describe(below)
+    if startup == "auto" and sys.platform == "linux":  # the fork server and the worker it forked
+        assert len(below) == 2 and "tfdet.runtime.forkserver" in workers[0], describe(below)
 
 
 def test_matrix_killed_leaves_no_pool_process_probe_or_worker(tmp_path):
@@ -90,7 +108,7 @@ def test_fleet_probe_killed_leaves_no_dask_worker_or_probe(tmp_path, monkeypatch
     pytest.importorskip("distributed")
     monkeypatch.setenv("TFDET_FLEET_DIR", str(tmp_path / "fleet-state"))
     proc = _probe_hanging(tmp_path, "--executor", "dask", "--jobs", "1", "--out", str(tmp_path / "fleet"))
-    assert wait_for(lambda: any("tfdet.probe.worker" in " ".join(p.cmdline()) for p in descendants(proc.pid))
+    assert wait_for(lambda: any(_is_worker(p) for p in descendants(proc.pid))
                     or proc.poll() is not None, timeout=240), proc.communicate()
     time.sleep(3)
     _kill_and_check(proc, 2)

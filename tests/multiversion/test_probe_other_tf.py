@@ -11,6 +11,9 @@ import sys
 import pytest
 
 from tfdet.matrix.venvs import venvs_dir
+from tfdet.probe.process import PRELOAD
+from tfdet.runtime.forking import ForkServer, fork_verdict
+from tfdet.runtime.launch import ChildSpec, start
 from tfdet.results import load
 from tfdet.matrix.versions import REPRESENTATIVE, by_tf, env_name
 
@@ -42,6 +45,41 @@ def test_probe_runs_in_another_tf(name, tmp_path):
     assert "patched" not in header.modes
     if expected_tf in ("1.15",):
         assert "api" in header.not_applicable_modes and "env" in header.modes
+    # how the workers started: forked where TF can confirm each mode took effect (2.8 on), else plain, and why
+    if expected_tf in ("1.15", "2.6"):
+        assert header.settings["startup"].startswith("plain: TF %s" % header.tf_version), header.settings
+    assert header.settings["startup"] == ("fork" if fork_verdict(header.tf_version) is None
+                                          else "plain: " + fork_verdict(header.tf_version))
+
+
+@pytest.mark.multiversion
+@pytest.mark.parametrize("name", NAMES)
+def test_the_fork_server_in_another_tf(name):
+    """In every version the server imports TF without a runtime and on one
+    thread, and a forked worker answers; where TF can say (2.8 on), a child
+    that sets TF_DETERMINISTIC_OPS after the fork has op determinism on and one
+    that does not has it off."""
+    python = os.path.join(VENVS, name, "bin", "python")
+    if not os.path.exists(python):
+        pytest.fail("missing %s: run python tests/multiversion/make_venvs.py --dir %s" % (python, VENVS))
+    lazy = ("TF_DETERMINISTIC_OPS",)
+    environ = dict({k: v for k, v in os.environ.items() if k not in lazy}, TF_CPP_MIN_LOG_LEVEL="2")
+    server = ForkServer(python, environ, PRELOAD, lazy, timeout=300).start()
+    try:
+        found = {}
+        for value in ("1", None):
+            child = start(ChildSpec(module="tfdet.probe.worker", env=dict(environ, **(
+                {"TF_DETERMINISTIC_OPS": value} if value else {}))), interactive=True, server=server)
+            assert json.loads(child.stdout.readline())["ok"]
+            child.stdin.write(json.dumps({"cmd": "setup", "threads": {}, "api_calls": []}) + "\n")
+            answer = json.loads(child.stdout.readline())
+            assert answer["ok"], answer
+            found[value] = answer["environment"]["op_determinism_enabled"]
+            child.stop()
+    finally:
+        server.close()
+    if fork_verdict(server.hello["tf_version"]) is None:
+        assert found == {"1": True, None: False}
 
 
 @pytest.mark.multiversion

@@ -316,7 +316,7 @@ def _run_claimed(args, out, catalogue, writer):
         intra_threads=args.threads, inter_threads=args.inter_threads,
         onednn=None if args.onednn == "default" else args.onednn == "on",
         timeout=args.timeout, ops=args.ops, resume=args.resume, argv=sys.argv[1:], max_repeats=args.max_repeats,
-        modes_requested=args.modes_requested, results=writer, settle=bool(args.settle),
+        modes_requested=args.modes_requested, results=writer, settle=bool(args.settle), startup=args.startup,
         settings={f.name: getattr(args, f.name) for f in probe_settings.fields()})
     progress = Display(args.err, "probe", quiet=args.quiet)
     interrupted = False

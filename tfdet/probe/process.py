@@ -5,7 +5,13 @@ import queue
 import threading
 import time
 
+from ..runtime.forking import ForkServerError
 from ..runtime.launch import ChildSpec, StderrTail, describe_exit, start
+
+# What the worker imports, for a fork server to import once for all workers
+# (tfdet.patching only where the interpreter has its dependencies).
+PRELOAD = ("tfdet.probe.worker", "tfdet.probe.cases", "tfdet.probe.environment", "tfdet.results.stats",
+           "tfdet.runtime.apply", "tfdet.patching")
 
 
 class WorkerFailed(Exception):
@@ -17,23 +23,40 @@ class WorkerFailed(Exception):
         self.returncode = returncode
 
 
+def worker_environ(environ):
+    """A worker's environment: `environ`, with TF's C++ logging at warnings unless set."""
+    environ = dict(environ)
+    environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    return environ
+
+
 class WorkerProcess(object):
     STDERR_LINES = 40
 
-    def __init__(self, python, environ, name):
+    def __init__(self, python, environ, name, server=None):
         self.python = python
-        self.environ = dict(environ)
-        self.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+        self.environ = worker_environ(environ)
         self.name = name
+        self.server = server  # a runtime.forking.ForkServer to fork from, or None: a fresh interpreter
         self.proc = None
+        self.forked = False
+        self.fork_failed = None  # why a worker meant to be forked was started plainly
 
     def start(self):
         self.lines = queue.Queue()
-        try:  # dies with the probe, even mid-case
-            self.proc = start(ChildSpec(module="tfdet.probe.worker", python=self.python, env=self.environ),
-                              interactive=True)
-        except OSError as exc:
-            raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc)) from None
+        spec = ChildSpec(module="tfdet.probe.worker", python=self.python, env=self.environ)
+        self.forked = False
+        if self.server is not None and self.server.alive():
+            try:
+                self.proc = start(spec, interactive=True, server=self.server)
+                self.forked = True
+            except ForkServerError as exc:  # the server is gone, or this environment cannot be forked
+                self.fork_failed = str(exc)
+        if not self.forked:
+            try:  # dies with the probe, even mid-case
+                self.proc = start(spec, interactive=True)
+            except OSError as exc:
+                raise WorkerFailed("cannot start %s: %s" % (self.python, exc.strerror or exc)) from None
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
         self.stderr = StderrTail(self.proc.stderr, self.STDERR_LINES)
 

@@ -1,6 +1,7 @@
 """Run a probe: worker processes per mode, cases in turn, interleaved timing,
 records written as each case finishes."""
 
+import collections
 import dataclasses
 import datetime
 import hashlib
@@ -17,10 +18,11 @@ from ..results.probe_settings import header_settings
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads
 from . import cases
 from . import measure, scratch
+from ..runtime.forking import ForkServer, ForkServerError, fork_verdict
 from ..runtime.launch import ChildSpec, launch
 from ..runtime.modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
-from .process import WorkerFailed, WorkerProcess
+from .process import PRELOAD, WorkerFailed, WorkerProcess, worker_environ
 
 
 class ProbeError(Exception):
@@ -36,7 +38,7 @@ class ProbeConfig(object):
                  size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
-                 results=None, settle=False, settings=None):
+                 results=None, settle=False, settings=None, startup="auto"):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -76,6 +78,9 @@ class ProbeConfig(object):
         self.modes_requested = modes_requested
         # {name: value} of any other setting (results/probe_settings.py): recorded in the header
         self.settings = dict(settings or {})
+        # "auto": fork the workers from one process that imported TF once, where
+        # that is safe and checked (runtime/forking.py); "plain": a fresh interpreter each.
+        self.startup = startup
 
 
 def query_tf_version(python):
@@ -133,6 +138,12 @@ class Probe(object):
         self.mode_failures = {}  # mode -> why a mode that should have run did not
         self.expectations = {}  # (case id, mode) -> why the catalogue expects variance there
         self.unsettled = {}  # (case id, mode) -> why more runs could settle the catalogue's claim (--settle)
+        self.forks = None  # the fork server the workers come from, or None: plain start-up
+        self.startup = "plain"  # how the workers started, for the header: "fork", or "plain: why"
+        # Where the run's time went, in seconds: wall time of each phase here, and the
+        # workers' own import and case-building time (summed over workers). Not recorded;
+        # benchmarks/bench_probe.py prints it.
+        self.spent = collections.Counter()
 
     # -- workers -----------------------------------------------------------
 
@@ -147,23 +158,53 @@ class Probe(object):
             extra["TF_ENABLE_ONEDNN_OPTS"] = "1" if self.config.onednn else "0"
         return process_environment(os.environ, setup, extra)
 
+    def _start_forks(self, tf_version):
+        """Start the fork server the workers will come from; how they will start ("fork", or "plain: why")."""
+        if self.config.startup == "plain":
+            return "plain: asked for (--startup plain)"
+        why = fork_verdict(tf_version)
+        if why:
+            return "plain: " + why
+        base = worker_environ(self._environ(self.setups["baseline"]))
+        lazy = {s.name for s in self.config.catalogue.switches if s.kind == "env"}  # what the modes change
+        try:
+            self.forks = ForkServer(self.config.python, base, PRELOAD, lazy, self.config.startup_timeout).start()
+        except ForkServerError as exc:
+            return "plain: " + str(exc)
+        self.spent["fork server import"] += self.forks.hello.get("import_seconds", 0.0)
+        return "fork"
+
+    def _worker(self, mode, index, environ=None):
+        return WorkerProcess(self.config.python, environ or self._environ(self.setups[mode]), "%s#%d" % (mode, index),
+                             server=self.forks)
+
     def _start(self, setups):
-        """Start every worker at once (imports overlap), then set each up."""
+        """Start every worker at once (imports overlap, or forks of one that imported TF), then set each up."""
         pending = []
         for mode in self.active_modes:
             for index in range(self.config.processes):
-                worker = WorkerProcess(self.config.python, self._environ(setups[mode]), "%s#%d" % (mode, index))
+                worker = self._worker(mode, index)
                 worker.start()
                 pending.append((mode, worker))
-        environments, failed = {}, {}
+        environments, failed, unchecked = {}, {}, None
         for mode, worker in pending:
             try:
                 self._handshake(worker, setups[mode], environments)
+            except ForkedModeUnchecked as exc:
+                unchecked = unchecked or str(exc)
             except (ProbeError, WorkerFailed) as exc:  # e.g. patched mode where tfdet's deps are missing
                 worker.kill()
                 failed.setdefault(mode, str(exc))
                 continue
             self.workers.setdefault(mode, []).append(worker)
+        if unchecked:  # the mode's environment did not take effect in a forked worker: start afresh, plainly
+            self.progress(Message("fork server not used: %s" % unchecked))
+            for worker in [w for _, w in pending]:
+                worker.kill()
+            self.workers = {}
+            self.forks.close()
+            self.forks, self.startup = None, "plain: " + unchecked
+            return self._start(setups)
         for mode, reason in failed.items():
             self.progress(Message("mode %s dropped: %s" % (mode, reason)))
             for worker in self.workers.pop(mode, []):
@@ -176,7 +217,10 @@ class Probe(object):
         return environments
 
     def _handshake(self, worker, setup, environments=None):
+        started = time.monotonic()
         hello = worker.receive(self.config.startup_timeout)
+        self.spent["worker import"] += hello.get("import_seconds", 0.0)
+        self.spent["workers started"] += 1
         if not hello.get("ok"):
             raise ProbeError("%s could not start TensorFlow: %s: %s" % (
                 worker.name, hello["error"]["type"], hello["error"]["message"]))
@@ -184,6 +228,9 @@ class Probe(object):
         if not answer.get("ok"):
             raise ProbeError("%s could not set up mode %s: %s: %s" % (
                 worker.name, setup.name, answer["error"]["type"], answer["error"]["message"]))
+        self.spent["handshakes (wall)"] += time.monotonic() - started
+        if worker.forked:
+            _check_forked_mode(worker, setup, answer["environment"])
         if environments is not None:
             environments.setdefault(setup.name, answer["environment"])
 
@@ -192,7 +239,7 @@ class Probe(object):
         on; its handshake happens when it is next asked for something."""
         old = self.workers[mode][index]
         old.kill()
-        worker = WorkerProcess(self.config.python, old.environ, old.name)
+        worker = WorkerProcess(self.config.python, old.environ, old.name, server=self.forks)
         worker.start()
         worker.needs_handshake = True
         self.workers[mode][index] = worker
@@ -213,7 +260,11 @@ class Probe(object):
                 for worker in workers:
                     worker.stop()
         finally:  # even when Ctrl-C lands while the workers are being stopped
-            scratch.remove(self.scratch)
+            try:
+                if self.forks is not None:
+                    self.forks.close()
+            finally:
+                scratch.remove(self.scratch)
 
     # -- one case ----------------------------------------------------------
 
@@ -273,7 +324,7 @@ class Probe(object):
         config = self.config
         pool = list(range(config.processes)) + [config.processes]  # the last: a fresh process, started once
         if len(self.workers[mode]) <= config.processes:
-            worker = WorkerProcess(config.python, self.workers[mode][0].environ, "%s#%d" % (mode, config.processes))
+            worker = self._worker(mode, config.processes, self.workers[mode][0].environ)
             worker.start()
             worker.needs_handshake = True  # imports TF while the first batches run
             self.workers[mode].append(worker)
@@ -297,7 +348,10 @@ class Probe(object):
     def _ask(self, mode, index, command):
         try:
             worker = self._ready(mode, index)
+            started = time.monotonic()
             answer = worker.request(command, self.config.timeout)
+            self.spent["%s requests (wall)" % command["cmd"]] += time.monotonic() - started
+            self.spent["worker case building"] += answer.get("prepare_seconds", 0.0)
         except (WorkerFailed, ProbeError) as exc:
             self._restart(mode, index)
             return {"failed": {"message": str(exc), "stderr_tail": exc.stderr_tail}}
@@ -322,12 +376,17 @@ class Probe(object):
         return samples
 
     def run_case(self, planned):
+        clock = time.monotonic()
         variance = self._variance(planned)
+        clock = self._spent("variance runs (wall)", clock)
         notes = self._escalate(planned, variance)
+        clock = self._spent("more runs (wall)", clock)
         samples = self._timing(planned, variance)
+        clock = self._spent("timing rounds (wall)", clock)
         import numpy as np
 
         records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, np.load)
+        self._spent("records (wall)", clock)
         for index, record in enumerate(records):
             extra = {}
             expected = self.expectations.get((planned.case_id, record.mode))
@@ -340,6 +399,11 @@ class Probe(object):
         for name in os.listdir(self.scratch):
             os.remove(os.path.join(self.scratch, name))
         return records
+
+    def _spent(self, phase, since):
+        now = time.monotonic()
+        self.spent[phase] += now - since
+        return now
 
     # -- the whole run -----------------------------------------------------
 
@@ -359,11 +423,16 @@ class Probe(object):
             self.progress(Message("mode %s cannot run: %s" % (mode, reason)))
         for mode, reason in not_applicable.items():
             self.progress(Message("mode %s not applicable: %s" % (mode, reason)))
-        self.progress(Message("starting %d TensorFlow %s processes (%s x %d)" % (
-            len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes)))
         scratch.remove_stale()  # left by runs that were killed (SIGKILL gives no chance to clean up)
         self.scratch = scratch.create()
+        clock = time.monotonic()
+        self.startup = self._start_forks(tf_version)
+        clock = self._spent("fork server start (wall)", clock)
+        self.progress(Message("starting %d TensorFlow %s processes (%s x %d), %s" % (
+            len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes,
+            "forked from one that imported TensorFlow once" if self.forks else "start-up " + self.startup)))
         environments = self._start(self.setups)
+        self._spent("workers start (wall)", clock)
         first = environments[self.active_modes[0]]
         switches = mode_switch_ids(config.catalogue, self.setups, first["tf_version"], first["device"])
         for entry in config.catalogue:
@@ -393,7 +462,7 @@ class Probe(object):
             environment={mode: Environment.from_json(env, "the %s worker's environment" % mode)
                          for mode, env in environments.items()},
             planned=[list(p) for p in planned], skipped=[list(s) for s in skipped],
-            settings=header_settings(dict(vars(config), **config.settings)),
+            settings=dict(header_settings(dict(vars(config), **config.settings)), startup=self.startup),
         )
         writer = config.results or ProbeResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:
@@ -419,6 +488,23 @@ class Probe(object):
         failures = {p.mode: p.reason for p in interpret.mode_problems(results) if p.failure}
         return EndRecord(record="end", mode_failures=failures,
                          finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+
+
+class ForkedModeUnchecked(ProbeError):
+    """A forked worker's mode did not take effect as a fresh interpreter's would."""
+
+
+def _check_forked_mode(worker, setup, environment):
+    """Where TF can say (2.8 on), a forked worker of a mode that only sets
+    variables has op determinism on exactly when the mode sets TF_DETERMINISTIC_OPS:
+    TF read the variable after the fork, as in a fresh interpreter."""
+    enabled = environment.get("op_determinism_enabled")
+    if setup.api_calls or setup.patch or enabled is None:
+        return
+    expected = str(setup.env.get("TF_DETERMINISTIC_OPS", "")).strip().lower() in ("1", "true")
+    if bool(enabled) != expected:
+        raise ForkedModeUnchecked("in a forked %s worker TF had op determinism %s, where the mode %s it" % (
+            setup.name, "on" if enabled else "off", "asks for" if expected else "does not ask for"))
 
 
 def _doing(planned, what):

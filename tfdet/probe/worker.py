@@ -33,6 +33,7 @@ class Worker(object):
         self.tf = tf
         self.np = np
         self.prepared = {}  # (case id, pass, size, seed) -> Prepared
+        self.prepare_seconds = 0.0  # spent building cases, told with each answer (where a probe's time goes)
 
     # -- commands ----------------------------------------------------------
 
@@ -102,12 +103,15 @@ class Worker(object):
         return {"ok": True, "raised": None, "samples": samples}
 
     def _prepare(self, command):
+        """The case built (and traced, in a tf.function) once per worker; its runs reuse it."""
         from tfdet.probe import cases
 
         key = (command["case"], command["pass"], float(command.get("size", 1.0)), int(command.get("seed", 0)))
         if key not in self.prepared:
+            started = time.perf_counter()
             self.prepared[key] = cases.prepare(
                 self.tf, self.np, command["case"], command["pass"], key[2], key[3], self.execution)
+            self.prepare_seconds += time.perf_counter() - started
         return self.prepared[key]
 
 
@@ -188,7 +192,10 @@ def main():
             reply({"ok": True, "bye": True})
             return 0
         try:
-            reply(handlers[command["cmd"]](command))
+            before = worker.prepare_seconds
+            answer = handlers[command["cmd"]](command)
+            answer["prepare_seconds"] = worker.prepare_seconds - before
+            reply(answer)
         except Exception as exc:  # a bug or a bad case: report it and stay alive
             reply({"ok": False, "error": _describe_error(exc), "traceback": traceback.format_exc()})
     return 0

@@ -80,6 +80,10 @@ class ProbeSettings:
         metavar="SETTING,...", resume=OWN, passed_on=False)
     seed: int = setting(0, "--seed", "seed of the case inputs (default {default})", parse="seed", resume=COMPARE,
                         header=("seed",))
+    startup: str = setting(
+        "auto", "--startup", "how the TensorFlow processes start: auto (default: forked from one process that "
+        "imported TensorFlow once, where that is safe and checked; else plain) or plain (a fresh interpreter "
+        "each); the header's settings say which was used", choices=("auto", "plain"))
 
 
 def fields():

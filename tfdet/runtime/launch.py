@@ -90,6 +90,7 @@ class ChildSpec:
     stop_on_sigterm: bool = False  # an executor job: SIGTERM to this process stops the child, then unwinds
     stdout: str = "discard"  # "discard" or "capture"
     log: Optional[str] = None  # a file that gets stdout and stderr (instead of capturing stderr)
+    pass_fds: Tuple[int, ...] = ()  # descriptors the child keeps (the fork server's control socket)
 
     def argv(self):
         python = self.python or sys.executable
@@ -257,13 +258,21 @@ class Child(object):
                            time.monotonic() - started)
 
 
-def start(spec, interactive=False):
+def start(spec, interactive=False, server=None):
     """Start the child; a Child. interactive: stdin, stdout and stderr are
     line-buffered text pipes (a worker answering requests), and the child may
-    outlive the thread starting it. OSError if it cannot start."""
+    outlive the thread starting it. OSError if it cannot start.
+
+    server: a runtime.forking.ForkServer to fork the child from (a tfdet module,
+    interactive only) instead of starting an interpreter; ForkServerError when
+    it cannot, and the caller starts it plainly."""
+    if server is not None:
+        if not interactive or spec.module is None or spec.own_group:
+            raise ValueError("a forked child is an interactive tfdet module in the fork server's group")
+        return Child(spec, server.spawn(spec))
     guard = child_guard(spec.dies_with_parent, outlives_thread=interactive)
     options = dict(env=None if spec.env is None else dict(spec.env), cwd=spec.cwd, universal_newlines=True,
-                   preexec_fn=guard, start_new_session=spec.own_group)
+                   preexec_fn=guard, start_new_session=spec.own_group, pass_fds=tuple(spec.pass_fds))
     if interactive:
         options.update(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1)
         return Child(spec, subprocess.Popen(spec.argv(), **options))

@@ -1,0 +1,150 @@
+"""The fork server: TensorFlow imported once, a child forked per TF process, each
+child's mode taking effect as in a fresh interpreter, nothing outliving it.
+
+One server (one TensorFlow import) is shared by this module's tests; every
+child is a real probe worker answering real commands."""
+
+import json
+import os
+import signal
+import sys
+
+import pytest
+
+from tests.orphans import pid_gone
+from tfdet.runtime import forkserver
+from tfdet.runtime.forking import ForkServer, ForkServerError, fork_verdict
+from tfdet.runtime.launch import ChildSpec, start
+
+pytest.importorskip("tensorflow")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the fork server runs on Linux only")
+
+LAZY = ("TF_DETERMINISTIC_OPS", "TF_CUDNN_DETERMINISTIC")
+PRELOAD = ("tfdet.probe.worker", "tfdet.probe.environment", "tfdet.runtime.apply")
+
+
+# Taken once: pytest changes PYTEST_CURRENT_TEST as it goes, and a child's
+# environment may differ from the server's only in what TF reads after the fork.
+BASE = dict({k: v for k, v in os.environ.items() if k not in LAZY}, TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def _base_environ():
+    return dict(BASE)
+
+
+@pytest.fixture(scope="module")
+def server():
+    server = ForkServer(None, _base_environ(), PRELOAD, LAZY, timeout=300).start()
+    yield server
+    server.close()
+
+
+def _worker(server, **env):
+    child = start(ChildSpec(module="tfdet.probe.worker", env=dict(_base_environ(), **env)), interactive=True,
+                  server=server)
+    hello = json.loads(child.stdout.readline())
+    assert hello["ok"] and hello["pid"] == child.pid, hello
+    return child
+
+
+def _ask(child, command):
+    child.stdin.write(json.dumps(command) + "\n")
+    return json.loads(child.stdout.readline())
+
+
+def _determinism(child):
+    answer = _ask(child, {"cmd": "setup", "threads": {}, "api_calls": [], "patch": False})
+    assert answer["ok"], answer
+    return answer["environment"]["op_determinism_enabled"]
+
+
+def test_a_forked_child_reads_tf_deterministic_ops_as_a_fresh_interpreter_does(server):
+    """TF reads TF_DETERMINISTIC_OPS when its first op needs it: the server has
+    not, so a child that sets it after the fork has op determinism on, and one
+    that does not has it off (asked of TF itself, 2.8 and later)."""
+    import tensorflow as tf
+
+    if fork_verdict(tf.__version__) is not None:
+        pytest.skip(fork_verdict(tf.__version__))
+    on, off = _worker(server, TF_DETERMINISTIC_OPS="1"), _worker(server)
+    try:
+        assert _determinism(on) is True
+        assert _determinism(off) is False
+        assert server.hello["import_seconds"] > 0 and server.hello["refused"] is None
+    finally:
+        for child in (on, off):
+            child.kill()
+
+
+def test_a_child_whose_environment_differs_in_what_tf_reads_on_import_is_refused(server):
+    with pytest.raises(ForkServerError, match="TF_ENABLE_ONEDNN_OPTS"):
+        server.spawn(ChildSpec(module="tfdet.probe.worker",
+                               env=dict(_base_environ(), TF_ENABLE_ONEDNN_OPTS="0")))
+
+
+def test_a_killed_child_is_reaped_and_says_how_it_ended(server):
+    child = _worker(server)
+    child.stop()  # the spec's KILL
+    assert child.returncode == -signal.SIGKILL and pid_gone(child.pid)
+
+
+@pytest.mark.slow  # a second server: a second TensorFlow import
+def test_no_forked_child_outlives_its_server():
+    server = ForkServer(None, _base_environ(), PRELOAD, LAZY, timeout=300).start()
+    children = [_worker(server), _worker(server, TF_DETERMINISTIC_OPS="1")]
+    os.kill(server.child.pid, signal.SIGKILL)  # no chance to clean up: the children's lifeline does it
+    try:
+        assert all(pid_gone(child.pid) for child in children)
+    finally:
+        server.close()
+    assert server.child.poll() is not None and not server.alive()
+    with pytest.raises(ForkServerError):
+        server.spawn(ChildSpec(module="tfdet.probe.worker", env=_base_environ()))
+
+
+def test_a_process_with_threads_running_refuses_to_fork():
+    # This test process has TensorFlow's and numpy's thread pools (and pytest's) running.
+    import threading
+
+    threading.Thread(target=lambda: None).start()
+    event = threading.Event()
+    waiting = threading.Thread(target=event.wait, daemon=True)
+    waiting.start()
+    try:
+        assert "threads" in forkserver.why_not_fork()
+    finally:
+        event.set()
+
+
+@pytest.mark.parametrize("version, platform, expected", [
+    ("2.21.0", "linux", None),
+    ("2.8.0", "linux", None),
+    ("2.7.4", "linux", "TF 2.7.4 cannot say whether op determinism is on"),
+    ("1.15.5", "linux", "TF 1.15.5 cannot say"),
+    ("2.21.0", "darwin", "Linux only"),
+])
+def test_where_a_probe_forks(version, platform, expected, monkeypatch):
+    monkeypatch.setattr("tfdet.runtime.forking.NVIDIA_DRIVER", "/nonexistent/nvidia")
+    verdict = fork_verdict(version, platform)
+    assert verdict is None if expected is None else expected in verdict
+
+
+def test_a_gpu_driver_means_plain_start_up(tmp_path, monkeypatch):
+    driver = tmp_path / "version"
+    driver.write_text("NVRM version: 550\n")
+    monkeypatch.setattr("tfdet.runtime.forking.NVIDIA_DRIVER", str(driver))
+    assert "GPU" in fork_verdict("2.21.0", "linux")
+
+
+def test_an_answer_an_interrupted_request_left_unread_is_skipped(server):
+    """Ctrl-C while the client waits for an answer leaves that answer in the
+    socket: the next request must get its own, not that one."""
+    child = _worker(server)
+    try:
+        with server.lock:  # a request whose answer is never read, as when Ctrl-C lands while waiting for it
+            server.asked = getattr(server, "asked", 0) + 1
+            forkserver.send(server.socket, {"cmd": "signal", "pid": -1, "signal": 0, "id": server.asked})
+        assert server.status(child.pid) is None  # still running: its own answer, not the stale {"sent": false}
+    finally:
+        child.kill()
+    assert child.returncode == -signal.SIGKILL
