@@ -26,6 +26,13 @@ def pytest_cmdline_main(config):
         # a worker parses the command line again, which had no --dist: it learns the mode here
         if config.workerinput.get("tfdet_dist") == "loadgroup":
             option.loadgroup = True
+        # and sees the terminal size the command was run with: a worker starts with
+        # COLUMNS=80 and LINES=24 set, which the command line's width follows (tables.output_width)
+        for name, value in config.workerinput.get("tfdet_terminal", {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         return
     if (getattr(option, "numprocesses", "absent") is not None
             or option.usepdb or option.capture == "no" or option.collectonly):
@@ -41,8 +48,10 @@ def pytest_cmdline_main(config):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """Tell each xdist worker the distribution mode chosen above (see pytest_cmdline_main)."""
+    """Tell each xdist worker the distribution mode chosen above and this process's terminal
+    variables (see pytest_cmdline_main)."""
     node.workerinput["tfdet_dist"] = node.config.option.dist
+    node.workerinput["tfdet_terminal"] = {name: os.environ.get(name) for name in ("COLUMNS", "LINES")}
 
 
 def pytest_addoption(parser):
