@@ -26,6 +26,7 @@ def pytest_cmdline_main(config):
         # a worker parses the command line again, which had no --dist: it learns the mode here
         if config.workerinput.get("tfdet_dist") == "loadgroup":
             option.loadgroup = True
+        _no_benchmarks(option)
         # and sees the terminal size the command was run with: a worker starts with
         # COLUMNS=80 and LINES=24 set, which the command line's width follows (tables.output_width)
         for name, value in config.workerinput.get("tfdet_terminal", {}).items():
@@ -40,10 +41,18 @@ def pytest_cmdline_main(config):
     workers = min(_usable_cores(), MAX_DEFAULT_WORKERS)
     if workers < 2:
         return
+    _no_benchmarks(option)
     option.numprocesses = workers
     option.tx = ["popen"] * workers
     if option.dist == "no":
         option.dist = "loadgroup"
+
+
+def _no_benchmarks(option):
+    """pytest-benchmark (in the test extra) turns itself off under xdist anyway, with a warning
+    per process; no test here uses its fixture (benchmarks/ has the timings)."""
+    if hasattr(option, "benchmark_disable"):
+        option.benchmark_disable = True
 
 
 @pytest.hookimpl(optionalhook=True)
