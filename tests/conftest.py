@@ -3,7 +3,7 @@ import os
 import pytest
 
 # How many pytest-xdist workers `python -m pytest` uses when no -n is given (see
-# docs/development.md, "Tests"): one per usable core, at most this many.
+# docs/development.md, "Tests"): one per usable core, at most this many; none on a saturated machine.
 MAX_DEFAULT_WORKERS = 4
 
 
@@ -12,6 +12,19 @@ def _usable_cores():
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def _free_cores():
+    """The usable cores, or 1 when the machine is already saturated (1-minute load average
+    at or above the cores): workers only pay on idle cores, and on a machine others keep
+    busy they stretch each test's subprocesses past their timeouts (the fault tests'
+    180 s probe runs did, at load 20 on 2 cores)."""
+    cores = _usable_cores()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        busy = 0.0
+    return 1 if busy >= cores else cores
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -38,7 +51,7 @@ def pytest_cmdline_main(config):
     if (getattr(option, "numprocesses", "absent") is not None
             or option.usepdb or option.capture == "no" or option.collectonly):
         return
-    workers = min(_usable_cores(), MAX_DEFAULT_WORKERS)
+    workers = min(_free_cores(), MAX_DEFAULT_WORKERS)
     if workers < 2:
         return
     _no_benchmarks(option)
