@@ -1,4 +1,79 @@
+import os
+
 import pytest
+
+# How many pytest-xdist workers `python -m pytest` uses when no -n is given (see
+# docs/development.md, "Tests"): one per usable core, at most this many; none on a saturated machine.
+MAX_DEFAULT_WORKERS = 4
+
+
+def _usable_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _free_cores():
+    """The usable cores, or 1 when the machine is already saturated (1-minute load average
+    at or above the cores): workers only pay on idle cores, and on a machine others keep
+    busy they stretch each test's subprocesses past their timeouts (the fault tests'
+    180 s probe runs did, at load 20 on 2 cores)."""
+    cores = _usable_cores()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        busy = 0.0
+    return 1 if busy >= cores else cores
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The README's `python -m pytest` spreads the suite over the cores (pytest-xdist),
+    without a flag: a -n given (-n 0 to debug), -p no:xdist, --pdb, -s or --collect-only
+    keep it in one process. Set here rather than in addopts, which -p no:xdist would
+    reject. Tests go to whichever worker is free (--dist loadgroup, unless the command
+    line chose another --dist), except those that share a result: see _keep_together."""
+    option = config.option
+    if hasattr(config, "workerinput"):
+        # a worker parses the command line again, which had no --dist: it learns the mode here
+        if config.workerinput.get("tfdet_dist") == "loadgroup":
+            option.loadgroup = True
+        _no_benchmarks(option)
+        # and sees the terminal size the command was run with: a worker starts with
+        # COLUMNS=80 and LINES=24 set, which the command line's width follows (tables.output_width)
+        for name, value in config.workerinput.get("tfdet_terminal", {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        return
+    if (getattr(option, "numprocesses", "absent") is not None
+            or option.usepdb or option.capture == "no" or option.collectonly):
+        return
+    workers = min(_free_cores(), MAX_DEFAULT_WORKERS)
+    if workers < 2:
+        return
+    _no_benchmarks(option)
+    option.numprocesses = workers
+    option.tx = ["popen"] * workers
+    if option.dist == "no":
+        option.dist = "loadgroup"
+
+
+def _no_benchmarks(option):
+    """pytest-benchmark (in the test extra) turns itself off under xdist anyway, with a warning
+    per process; no test here uses its fixture (benchmarks/ has the timings)."""
+    if hasattr(option, "benchmark_disable"):
+        option.benchmark_disable = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Tell each xdist worker the distribution mode chosen above and this process's terminal
+    variables (see pytest_cmdline_main)."""
+    node.workerinput["tfdet_dist"] = node.config.option.dist
+    node.workerinput["tfdet_terminal"] = {name: os.environ.get(name) for name in ("COLUMNS", "LINES")}
 
 
 def pytest_addoption(parser):
@@ -13,7 +88,32 @@ def pytest_addoption(parser):
                      help="also run the README's main command verbatim in a fresh venv (installs TensorFlow)")
 
 
+def _keep_together(item):
+    """The xdist group of a test that uses a module- or class-scoped fixture, or one of
+    SHARED_RUNS: its module (or the shared run), so the fixture runs once, on one worker,
+    and not once per worker that gets one of its tests."""
+    for name in item.fixturenames:
+        if name in SHARED_RUNS:
+            return "shared:" + name
+    definitions = getattr(item, "_fixtureinfo", None)
+    for defs in (definitions.name2fixturedefs.values() if definitions else ()):
+        if defs and defs[-1].scope in ("module", "class") and not defs[-1].argname.startswith("_"):
+            return item.nodeid.split("::")[0]
+    return None
+
+
+# Session-scoped fixtures (below) that run a long job every user shares: their users
+# go to one worker, so the job runs once per suite run.
+SHARED_RUNS = set()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its hook has no order)
 def pytest_collection_modifyitems(config, items):
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        for item in items:
+            group = None if item.get_closest_marker("xdist_group") else _keep_together(item)
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
     skips = {
         "slow": (config.getoption("--runslow"), "slow: run with --runslow (tox -e slow)"),
         "multiversion": (config.getoption("--multiversion"), "needs other TF versions: run with --multiversion (tox -e multiversion)"),

@@ -27,6 +27,12 @@ def digest_of(process):
     return line.split()[1]
 
 
+# slow (6 TF processes, 30 steps of an 8e6-element bincount each): in the default suite,
+# tests/corpus/test_promises.py (promise b: patched runs of every program that varies stock,
+# imbalanced_bincount's weighted bincount among them, train to identical bits in separate
+# processes) and tests/diverge/test_diverge_run.py::test_patched_fixed_seeds_give_identical_
+# weights_in_separate_processes hold the same promise; this one adds the stock control.
+@pytest.mark.slow
 def test_patched_training_reproduces_bitwise_across_processes_and_stock_does_not():
     # Two at a time: both kernels' thread pools must stay busy for the stock runs to vary.
     stock = []
