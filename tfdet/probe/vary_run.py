@@ -22,9 +22,9 @@ from .vary_plan import applies, judge, plan
 
 # Why the loopback MultiWorkerMirroredStrategy arm is not among the arms: said in every file's end record.
 MULTI_WORKER_NOTE = (
-    "replicas: no loopback MultiWorkerMirroredStrategy arm: it needs 4 TensorFlow worker processes started together "
-    "(each a full TF start-up, 20-60 s on this loaded 2-core machine) on top of the arms here, beyond the 5-minute "
-    "budget of --vary; the replicas rows are MirroredStrategy on logical CPU devices")
+    "replicas: no loopback MultiWorkerMirroredStrategy arm yet: its K worker processes must run every case together "
+    "(a collective waits for every worker), and each arm here is one process answering one case at a time; the "
+    "replicas rows are MirroredStrategy on logical CPU devices")
 
 
 class VaryConfig(object):
