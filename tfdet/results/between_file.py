@@ -11,6 +11,7 @@ from typing import List
 from .between_records import (BETWEEN, FINGERPRINT_RECORDS, FINGERPRINTS, SCHEMA_VERSION, BetweenResult,
                               FingerprintsHeader, OpLine, OutputLine)
 from .errors import ResultsError, ResultsWriteError, describe_os_error
+from .json_result import read_json_result
 from .jsonl import read_lines
 from .typed import RecordError
 
@@ -94,20 +95,4 @@ def _check_key(key, where):
 
 def read_between(path, data=None):
     """A `tfdet locate --compare/--between --json` result."""
-    if data is None:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except OSError as exc:
-            raise ResultsError("%s: cannot read: %s" % (path, exc.strerror or exc)) from None
-        except ValueError as exc:
-            raise ResultsError("%s: not JSON: %s" % (path, exc)) from None
-    if not isinstance(data, dict) or data.get("kind") != BETWEEN:
-        raise ResultsError("%s: not a tfdet locate --compare result" % path)
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ResultsError("%s: between schema version %r; this tfdet reads version %d" % (
-            path, data.get("schema_version"), SCHEMA_VERSION))
-    try:
-        return BetweenResult.from_json(data, path)
-    except RecordError as exc:
-        raise ResultsError(str(exc)) from None
+    return read_json_result(path, data, BETWEEN, SCHEMA_VERSION, BetweenResult, "a tfdet locate --compare result")
