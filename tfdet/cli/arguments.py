@@ -4,8 +4,10 @@ several commands take (--executor/--jobs/--scheduler, --out, --quiet), declared
 here once, and loading the catalogue (a bad one is exit 3)."""
 
 import argparse
+import glob
 import importlib.util
 import math
+import os
 
 from .. import catalog
 from .exitcodes import ENVIRONMENT, INVALID_INPUT, USAGE, CommandError
@@ -84,6 +86,19 @@ timeout = Bounded(float, 0.0, WEEK, low_open=True)  # seconds
 momentum = Bounded(float, 0.0, 1.0, high_open=True)  # SGD momentum: 1 or more diverges
 learning_rate = Bounded(float, 0.0, 1000.0, low_open=True)
 positive_float = Bounded(float, 0.0, 10.0 ** 6, low_open=True)  # a generic amount
+
+
+def newest_or_new(args, patterns, new_name, missing):
+    """--out; else, with --resume, the newest path here matching one of `patterns`
+    (none: CommandError `missing`, exit USAGE); else `new_name`."""
+    if args.out:
+        return args.out
+    if args.resume:
+        found = sorted((path for pattern in patterns for path in glob.glob(pattern)), key=os.path.getmtime)
+        if not found:
+            raise CommandError(missing, USAGE)
+        return found[-1]
+    return new_name
 
 
 def nothing_to_resume(what, path, hint):

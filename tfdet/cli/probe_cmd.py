@@ -2,7 +2,6 @@
 
 import argparse
 import datetime
-import glob
 import os
 import shutil
 import signal
@@ -101,14 +100,9 @@ DEFAULT_OUT = "tfdet-probe-%Y%m%d-%H%M%S.jsonl"
 
 def _results_path(args):
     """--out, or a fresh timestamped file per run, or (--resume) the newest one here."""
-    if args.out:
-        return args.out
-    if args.resume:
-        found = sorted(glob.glob("tfdet-probe-*.jsonl") + glob.glob("tfdet-probe.jsonl"), key=os.path.getmtime)
-        if not found:
-            raise CommandError("--resume: no tfdet-probe-*.jsonl here; name the file with --out FILE", USAGE)
-        return found[-1]
-    return datetime.datetime.now().strftime(DEFAULT_OUT)
+    return arguments.newest_or_new(args, ("tfdet-probe-*.jsonl", "tfdet-probe.jsonl"),
+                                   datetime.datetime.now().strftime(DEFAULT_OUT),
+                                   "--resume: no tfdet-probe-*.jsonl here; name the file with --out FILE")
 
 
 def _setting_argument(parser, field):

@@ -2,7 +2,6 @@
 one results file per machine in a directory, a table of what each found."""
 
 import datetime
-import glob
 import os
 
 from . import arguments
@@ -28,16 +27,10 @@ def check(args):
 
 
 def _directory(args):
-    if args.out:
-        if os.path.isfile(args.out):
-            raise CommandError("--out %s: a fleet writes one file per machine; give a directory" % args.out, USAGE)
-        return args.out
-    if args.resume:
-        found = sorted(glob.glob("tfdet-fleet-*"), key=os.path.getmtime)
-        if not found:
-            raise CommandError("--resume: no tfdet-fleet-* directory here; name it with --out DIR", USAGE)
-        return found[-1]
-    return datetime.datetime.now().strftime(DEFAULT_DIR)
+    if args.out and os.path.isfile(args.out):
+        raise CommandError("--out %s: a fleet writes one file per machine; give a directory" % args.out, USAGE)
+    return arguments.newest_or_new(args, ("tfdet-fleet-*",), datetime.datetime.now().strftime(DEFAULT_DIR),
+                                   "--resume: no tfdet-fleet-* directory here; name it with --out DIR")
 
 
 def run(args, out):

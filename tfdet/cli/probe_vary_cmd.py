@@ -3,12 +3,12 @@
 Reached from cli/probe_cmd.py when --vary is given; the flags are probe's."""
 
 import datetime
-import glob
 import json
 import os
 import signal
 import sys
 
+from . import arguments
 from .exitcodes import ENVIRONMENT, INTERRUPTED, INVALID_INPUT, OK, USAGE, WRITE_FAILED, CommandError
 
 EPILOG = """\
@@ -95,14 +95,8 @@ def tf_version():
 
 
 def _results_path(args):
-    if args.out:
-        return args.out
-    if args.resume:
-        found = sorted(glob.glob("tfdet-vary-*.jsonl"), key=os.path.getmtime)
-        if not found:
-            raise CommandError("--resume: no tfdet-vary-*.jsonl here; name the file with --out FILE", USAGE)
-        return found[-1]
-    return datetime.datetime.now().strftime(DEFAULT_OUT)
+    return arguments.newest_or_new(args, ("tfdet-vary-*.jsonl",), datetime.datetime.now().strftime(DEFAULT_OUT),
+                                   "--resume: no tfdet-vary-*.jsonl here; name the file with --out FILE")
 
 
 def run(args, out):
