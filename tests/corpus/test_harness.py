@@ -94,18 +94,26 @@ def test_results_resume_from_the_last_complete_line(tmp_path):
     assert list(latest) == [("p", "a")] and latest[("p", "a")]["status"] == "pass"
 
 
-def test_the_table_has_a_cell_per_promise_and_keeps_the_readme_around_it(tmp_path):
+def test_the_tables_have_a_cell_per_promise_and_keep_the_pages_around_them(tmp_path):
     latest = {("x", "a"): results.record("x", "a", "pass", "ok", runs_stock=True, runs_patched=True),
-              ("x", "b"): results.record("x", "b", "expected", "patched runs differ, as documented: tf.data")}
-    readme = tmp_path / "README.md"
-    readme.write_text("before\n%s\nold\n%s\nafter\n" % (table.START, table.END))
-    rendered = table.write(latest, ["x", "y"], readme=str(readme))
-    text = readme.read_text()
-    assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
+              ("x", "b"): results.record("x", "b", "expected", "patched runs differ, as documented: tf.data"),
+              ("x", "c"): results.record("x", "c", "fail", "the scan missed ScatterSub")}
+    page, readme = tmp_path / "corpus.md", tmp_path / "README.md"
+    for path in (page, readme):
+        path.write_text("before\n%s\nold\n%s\nafter\n" % (table.START, table.END))
+    rendered = table.write(latest, ["x", "y"], page=str(page), readme=str(readme))
+    for path in (page, readme):
+        text = path.read_text()
+        assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
     row = [line for line in rendered.splitlines() if line.startswith("| `x`")][0]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1:4] == ["✅", "✅", "✅ (documented) patched runs differ, as documented: tf.data"]
+    assert cells[1:5] == ["✅", "✅", "✅ (documented) patched runs differ, as documented: tf.data",
+                          "❌ the scan missed ScatterSub"]
     assert "not run" in rendered.splitlines()[-1]
+    assert rendered in page.read_text()
+    # the README's table: the same rows and marks, without what each cell found
+    short = [line for line in readme.read_text().splitlines() if line.startswith("| `x`")][0]
+    assert [c.strip() for c in short.strip("|").split("|")][1:6] == ["✅", "✅", "✅ (documented)", "❌", "not run"]
 
 
 def test_the_command_refuses_an_unknown_program_with_one_line(tmp_path):
