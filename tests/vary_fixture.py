@@ -47,6 +47,6 @@ def write(path, records=RECORDS, finished=True, **header_changes):
     writer.append(records)
     if finished:
         writer.append([VaryEnd(record="end", finished="2026-11-26T08:05:00+00:00", seconds=300.0,
-                               notes=["replicas: no MultiWorkerMirroredStrategy arm"])])
+                               notes=["replicas: what the replicas rows are"])])
     writer.close()
     return str(path)

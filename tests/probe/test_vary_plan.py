@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tfdet.probe.cases_dense import DENSE_CASES
-from tfdet.probe.vary_plan import applies, compare_arrays, judge, parse_settings, plan
+from tfdet.probe.vary_plan import applies, compare_arrays, judge, merge_worker_answers, parse_settings, plan
 from tfdet.probe.vary_run import arm_work, pending
 
 
@@ -22,7 +22,7 @@ def test_one_reference_arm_and_one_arm_per_changed_setting():
     arms, comparisons = plan(["onednn", "threads", "execution", "xla", "batch", "replicas"], cpu_count=2)
     by_name = {a.name: a for a in arms}
     assert set(by_name) == {"reference", "onednn", "threads", "execution", "xla", "replicas-2", "replicas-3",
-                            "replicas-4"}
+                            "replicas-4", "workers-3", "workers-4"}
     reference = by_name["reference"]
     assert (reference.env, reference.threads, reference.execution) == ({"TF_ENABLE_ONEDNN_OPTS": "1"}, 2, "eager")
     # each changed arm differs from the reference in exactly its own setting
@@ -35,7 +35,17 @@ def test_one_reference_arm_and_one_arm_per_changed_setting():
     assert batch[0].slice_rows and "alone" in reference.variants
     assert [c.variant for c in comparisons if c.setting == "replicas"] == [
         "2 replicas", "2 replicas, all-reduce alone", "3 replicas", "3 replicas, all-reduce alone",
-        "4 replicas", "4 replicas, all-reduce alone"]
+        "4 replicas", "4 replicas, all-reduce alone",
+        "3 workers", "3 workers, all-reduce alone", "3 workers vs 3 replicas",
+        "4 workers", "4 workers, all-reduce alone", "4 workers vs 4 replicas"]
+    # a workers arm is K processes of one replica each, compared with one replica and with K in one process
+    workers = by_name["workers-4"]
+    assert (workers.workers, workers.replicas, workers.logical_devices, workers.variants) == (4, (4,), 0, ())
+    against = {c.variant: (c.reference, c.changed) for c in comparisons}
+    assert against["4 workers"] == (("replicas-4", "replicas=1"), ("workers-4", "replicas=4"))
+    assert against["4 workers, all-reduce alone"] == (("replicas-4", "replicas=1"), ("workers-4", "mirrored=4"))
+    assert against["4 workers vs 4 replicas"] == (("replicas-4", "replicas=4"), ("workers-4", "replicas=4"))
+    assert all(a.workers == 0 for a in arms if not a.name.startswith("workers-"))
 
 
 def test_batch_and_replicas_apply_only_where_they_mean_something():
@@ -124,3 +134,31 @@ def test_each_name_stands_for_one_case():
     for case in DENSE_CASES.values():
         for name in (case.id,) + case.names:
             assert owner.setdefault(name, case.id) == case.id, name
+
+
+def _worker_answer(*digests, raised=None):
+    return {"case": "mlp-grad", "variant": "replicas=3", "digests": list(digests),
+            "saved": {d: "/scratch/%s.npy" % d for d in digests}, "raised": raised}
+
+
+def test_workers_that_agree_answer_as_worker_zero_and_say_so():
+    merged = merge_worker_answers([_worker_answer("a", "a"), _worker_answer("a", "a"), _worker_answer("a", "a")])
+    assert merged["digests"] == ["a", "a"] and merged["saved"] == {"a": "/scratch/a.npy"}
+    assert merged["note"] == "all 3 workers gave these bits (2 runs each)"
+
+
+def test_workers_that_disagree_make_the_arm_vary(tmp_path):
+    merged = merge_worker_answers([_worker_answer("a", "a"), _worker_answer("b", "b"), _worker_answer("a", "a")])
+    assert merged["digests"] == ["a", "a", "b", "b", "a", "a"]
+    assert set(merged["saved"]) == {"a", "b"}
+    assert "disagree: 2 distinct results among their 6 runs" in merged["note"]
+    np.save(str(tmp_path / "x.npy"), np.zeros(2, np.float32))
+    stable = {"digests": ["r", "r"], "saved": {"r": str(tmp_path / "x.npy")}}
+    fields = judge(stable, merged, np.load)
+    assert fields["verdict"] == "varies" and fields["varies_in"] == "changed"
+
+
+def test_a_worker_that_raised_makes_the_answer_raised():
+    error = {"type": "DeadlineExceededError", "message": "collective timed out"}
+    merged = merge_worker_answers([_worker_answer("a"), _worker_answer(raised=error), _worker_answer("a")])
+    assert merged["raised"] == error

@@ -28,10 +28,14 @@ def test_grid_has_a_row_per_case_and_a_column_per_setting_variant(tmp_path):
     assert text.splitlines()[0].split()[0] == "op" and "differs (7 ulp)" in text
 
 
-def test_replica_columns_sort_by_count(tmp_path):
-    records = [record("mlp-grad", "replicas", "%d replicas" % n, "same") for n in (4, 10, 2, 3)]
+def test_replica_columns_sort_by_count_then_worker_columns(tmp_path):
+    variants = ["4 workers", "%d replicas" % 4, "3 workers vs 3 replicas", "10 replicas", "2 replicas",
+                "3 workers", "3 replicas, all-reduce alone", "3 replicas"]
+    records = [record("mlp-grad", "replicas", v, "same") for v in variants]
     grid = build_grid(load(write(tmp_path / "v.jsonl", records)))
-    assert [c.variant for c in grid.columns] == ["2 replicas", "3 replicas", "4 replicas", "10 replicas"]
+    assert [c.variant for c in grid.columns] == [
+        "2 replicas", "3 replicas", "3 replicas, all-reduce alone", "4 replicas", "10 replicas",
+        "3 workers", "3 workers vs 3 replicas", "4 workers"]
 
 
 def test_page_is_escaped_and_offline(tmp_path):

@@ -10,6 +10,10 @@ its own process with K logical CPU devices and computes K = 1 there too: once
 with the global batch split across the replicas (data-parallel training), and
 once with every replica given the whole batch and the all-reduce taking the
 mean (the all-reduce's own order, apart from the smaller per-replica batches).
+Each worker count K runs K processes together on localhost as one
+MultiWorkerMirroredStrategy cluster (one replica each, collectives over gRPC)
+and computes the same two steps; they are compared with one replica, and with
+K MirroredStrategy replicas in one process.
 """
 
 from collections import namedtuple
@@ -20,8 +24,10 @@ from ..results.vary_records import DIFFERS, FAILED, RAISED, SAME, VARIES  # the 
 VARY_SETTINGS = ("onednn", "threads", "execution", "xla", "batch", "replicas")
 NOT_YET = {"precision": "precision (float64 / mixed_float16 vs float32) is not measured by this tfdet yet"}
 REPLICA_COUNTS = (2, 3, 4)  # two replicas cannot show order (a+b = b+a); three and four can
+WORKER_COUNTS = (3, 4)  # loopback MultiWorkerMirroredStrategy clusters (each a subset of REPLICA_COUNTS)
 
-Arm = namedtuple("Arm", "name env threads execution variants replicas logical_devices")
+Arm = namedtuple("Arm", "name env threads execution variants replicas logical_devices workers", defaults=(0,))
+# workers: K > 0 runs the arm as K processes of one loopback MultiWorkerMirroredStrategy cluster.
 Comparison = namedtuple("Comparison", "setting variant reference changed slice_rows applies")
 # reference/changed: (arm name, variant); slice_rows: compare row 0 of the reference's output;
 # applies: "all", "batched" (forward cases with a batch dimension) or "replicas".
@@ -75,6 +81,17 @@ def plan(settings, cpu_count):
                                               (name, "replicas=%d" % count), False, "replicas"))
                 comparisons.append(Comparison("replicas", "%d replicas, all-reduce alone" % count, (name, "replicas=1"),
                                               (name, "mirrored=%d" % count), False, "replicas"))
+            for count in WORKER_COUNTS:
+                name, one_process = "workers-%d" % count, "replicas-%d" % count
+                arms.append(Arm(name, reference_env, threads, "eager", (), (count,), 0, count))
+                comparisons.extend([
+                    Comparison("replicas", "%d workers" % count, (one_process, "replicas=1"),
+                               (name, "replicas=%d" % count), False, "replicas"),
+                    Comparison("replicas", "%d workers, all-reduce alone" % count, (one_process, "replicas=1"),
+                               (name, "mirrored=%d" % count), False, "replicas"),
+                    Comparison("replicas", "%d workers vs %d replicas" % (count, count),
+                               (one_process, "replicas=%d" % count), (name, "replicas=%d" % count), False, "replicas"),
+                ])
     return arms, comparisons
 
 
@@ -90,6 +107,32 @@ def applies(comparison, case):
 def why_not(comparison):
     return {"batched": "no batch dimension (or a gradient summed over the batch)",
             "replicas": "not a gradient over a global batch"}.get(comparison.applies, "")
+
+
+def merge_worker_answers(answers):
+    """One answer for a workers arm's (case, variant) from its K processes' answers, in worker order.
+
+    Every worker holds the all-reduced result, so all K should give the same bits.
+    The merged answer is worker 0's with a note saying so; when the workers
+    disagree, every worker's runs count, so the cell says the arm varies.
+    """
+    first = dict(answers[0])
+    raised = [a["raised"] for a in answers if a.get("raised")]
+    if raised:
+        first["raised"] = raised[0]
+        return first
+    runs = [list(a.get("digests") or ()) for a in answers]
+    distinct = set(d for worker in runs for d in worker)
+    if len(distinct) <= len(set(runs[0])):
+        first["note"] = "all %d workers gave these bits (%d runs each)" % (len(answers), len(runs[0]))
+        return first
+    first["digests"] = [d for worker in runs for d in worker]
+    first["saved"] = {}
+    for answer in answers:
+        first["saved"].update(answer.get("saved") or {})
+    first["note"] = "the %d workers disagree: %d distinct results among their %d runs" % (
+        len(answers), len(distinct), len(first["digests"]))
+    return first
 
 
 # --- judging two arms --------------------------------------------------------------

@@ -18,13 +18,13 @@ from ..progress import Finished, Message, Started, Working
 from ..results.vary_records import KIND, SCHEMA_VERSION, ArmInfo, VaryEnd, VaryHeader, VaryRecord
 from ..runtime.launch import ChildSpec, StderrTail, child_environ, start
 from . import scratch as scratch_space
-from .vary_plan import applies, judge, plan
+from .vary_plan import applies, judge, merge_worker_answers, plan
 
-# Why the loopback MultiWorkerMirroredStrategy arm is not among the arms: said in every file's end record.
-MULTI_WORKER_NOTE = (
-    "replicas: no loopback MultiWorkerMirroredStrategy arm yet: its K worker processes must run every case together "
-    "(a collective waits for every worker), and each arm here is one process answering one case at a time; the "
-    "replicas rows are MirroredStrategy on logical CPU devices")
+# What the replicas rows are: said in every file's end record.
+REPLICAS_NOTE = (
+    "replicas: 'K replicas' is MirroredStrategy on K logical CPU devices in one process; 'K workers' is a loopback "
+    "MultiWorkerMirroredStrategy cluster of K processes on localhost, one replica each, its all-reduce over gRPC")
+COLLECTIVE_TIMEOUT = 120.0  # seconds a workers arm's collective may wait for a lost worker before it raises
 
 
 class VaryConfig(object):
@@ -81,7 +81,7 @@ def header_for(config, arms, started_argv):
         settings=list(config.settings), cases=list(config.cases), repeats=config.repeats, seed=config.seed,
         tf_version=config.tf_version, device=config.device, cpu_count=config.cpu_count,
         arms={arm.name: ArmInfo(env=dict(arm.env), threads=arm.threads, execution=arm.execution,
-                                logical_devices=arm.logical_devices) for arm in arms},
+                                logical_devices=arm.logical_devices, workers=arm.workers) for arm in arms},
         titles={c: DENSE_CASES[c].title for c in config.cases},
         names={c: list(DENSE_CASES[c].names) for c in config.cases})
 
@@ -143,6 +143,7 @@ def run_vary(config, progress):
             if name in infos:
                 infos[name] = ArmInfo(env=infos[name].env, threads=infos[name].threads,
                                       execution=infos[name].execution, logical_devices=infos[name].logical_devices,
+                                      workers=infos[name].workers,
                                       environment=info.get("environment"), import_seconds=info.get("import_seconds"))
         if state.arm_info:
             import dataclasses
@@ -151,7 +152,7 @@ def run_vary(config, progress):
         seconds = time.monotonic() - started
         writer.append([VaryEnd(record="end", finished=datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"), seconds=round(seconds, 1),
-            notes=[MULTI_WORKER_NOTE] if "replicas" in config.settings else [])])
+            notes=[REPLICAS_NOTE] if "replicas" in config.settings else [])])
         return state.written, seconds
     finally:
         scratch_space.remove(scratch)
@@ -208,6 +209,9 @@ class _State(object):
                 still.append(comparison)
                 continue
             fields = judge(reference, changed, _load, comparison.slice_rows)
+            notes = [n for n in (fields.get("note"), changed.get("note")) if n]  # a workers arm's agreement
+            if notes:
+                fields["note"] = "; ".join(notes)
             record = VaryRecord(record="vary", case=case, setting=comparison.setting, variant=comparison.variant,
                                 reference_arm=comparison.reference[0], changed_arm=comparison.changed[0], **fields)
             self.writer.append([record])
@@ -235,25 +239,134 @@ def _load(path):
 
 def _run_arm(config, arm, cases, scratch, state):
     """One arm's process: start it, hand it the arm, take its answers as they come."""
-    if state.stopping:
+    if arm.workers:
+        _run_workers(config, arm, cases, scratch, state)
         return
-    environ = child_environ(unset=("TF_ENABLE_ONEDNN_OPTS", "TF_DETERMINISTIC_OPS"), env=arm.env,
+    child = _start_child(config, arm, state, arm.name)
+    if child is None:
+        return
+    timer = threading.Timer(config.timeout, child.kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        code = _converse(child, _request(config, arm, cases, scratch), arm.name, state,
+                         lambda message: state.answer(arm.name, message))
+    finally:
+        timer.cancel()
+    if code != 0 and not state.stopping:
+        state.arm_failed(arm.name, _ended(child, code))
+
+
+def _run_workers(config, arm, cases, scratch, state):
+    """A workers arm: K processes of one loopback MultiWorkerMirroredStrategy cluster, started
+    together and asked for the same cases; a (case, variant) is answered once all K have."""
+    ports = free_ports(arm.workers)
+    cluster = {"worker": ["localhost:%d" % port for port in ports]}
+    children = []
+    for index in range(arm.workers):
+        tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+        child = _start_child(config, arm, state, "%s (worker %d)" % (arm.name, index), {"TF_CONFIG": tf_config})
+        if child is None:
+            for started in children:
+                started.kill()
+            return
+        children.append(child)
+    group = _WorkerGroup(arm, state, children)
+    timer = threading.Timer(config.timeout, group.kill_all)
+    timer.daemon = True
+    timer.start()
+    request = _request(config, arm, cases, scratch)
+    request["collective_timeout"] = min(COLLECTIVE_TIMEOUT, config.timeout)
+    threads = [threading.Thread(target=group.converse, args=(index, request), daemon=True)
+               for index in range(arm.workers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        timer.cancel()
+        group.kill_all()
+
+
+class _WorkerGroup(object):
+    """The K workers of one arm: their answers merged per (case, variant); one dead worker stops them all
+    (the others would wait in a collective for it)."""
+
+    def __init__(self, arm, state, children):
+        self.arm, self.state, self.children = arm, state, children
+        self.answers = {}  # (case, variant) -> {worker index: answer}
+        self.lock = threading.Lock()
+        self.failed = False
+
+    def converse(self, index, request):
+        child = self.children[index]
+        label = "%s (worker %d)" % (self.arm.name, index)
+        code = _converse(child, dict(request, worker=index), label, self.state,
+                         lambda message: self.answer(index, message), describe=index == 0)
+        if code != 0 and not self.state.stopping:
+            with self.lock:
+                first, self.failed = not self.failed, True
+            if first:
+                self.state.arm_failed(self.arm.name, "worker %d: %s" % (index, _ended(child, code)))
+            self.kill_all()
+
+    def answer(self, index, message):
+        key = (message["case"], message["variant"])
+        with self.lock:
+            answers = self.answers.setdefault(key, {})
+            answers[index] = message
+            if len(answers) < self.arm.workers:
+                return
+            merged = merge_worker_answers([answers[i] for i in range(self.arm.workers)])
+        self.state.answer(self.arm.name, merged)
+
+    def kill_all(self):
+        for child in self.children:
+            child.kill()
+
+
+def free_ports(count):
+    """`count` TCP ports free on localhost now (the OS picks them; each is closed again for a worker to bind)."""
+    import socket
+
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("localhost", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _request(config, arm, cases, scratch):
+    return {"name": arm.name, "execution": arm.execution, "threads": arm.threads, "seed": config.seed,
+            "repeats": config.repeats, "scratch": scratch, "cases": cases, "variants": list(arm.variants),
+            "replicas": list(arm.replicas), "logical_devices": arm.logical_devices, "workers": arm.workers}
+
+
+def _start_child(config, arm, state, label, extra_env=None):
+    """A started worker process for the arm (None, with the arm failed, when it cannot start)."""
+    if state.stopping:
+        return None
+    env = dict(arm.env, **(extra_env or {}))
+    environ = child_environ(unset=("TF_ENABLE_ONEDNN_OPTS", "TF_DETERMINISTIC_OPS", "TF_CONFIG"), env=env,
                             defaults={"TF_CPP_MIN_LOG_LEVEL": "2"})
     spec = ChildSpec(module="tfdet.probe.vary_worker", python=config.python, env=environ)
-    state.progress(Working("starting the %s arm" % arm.name))
+    state.progress(Working("starting the %s arm" % label))
     try:
         child = start(spec, interactive=True)
     except OSError as exc:
         state.arm_failed(arm.name, "cannot start: %s" % (exc.strerror or exc))
-        return
+        return None
+    child.tail = StderrTail(child.stderr)
     state.children.append(child)
-    tail = StderrTail(child.stderr)
-    request = {"name": arm.name, "execution": arm.execution, "threads": arm.threads, "seed": config.seed,
-               "repeats": config.repeats, "scratch": scratch, "cases": cases, "variants": list(arm.variants),
-               "replicas": list(arm.replicas), "logical_devices": arm.logical_devices}
-    timer = threading.Timer(config.timeout, child.kill)
-    timer.daemon = True
-    timer.start()
+    return child
+
+
+def _converse(child, request, label, state, on_answer, describe=True):
+    """Send the request, pass each answer on as it comes; the process's exit code."""
     try:
         child.stdin.write(json.dumps(request) + "\n")
         child.stdin.flush()
@@ -263,18 +376,19 @@ def _run_arm(config, arm, cases, scratch, state):
             except ValueError:
                 continue
             if message.get("hello"):
-                state.arm_info[arm.name] = message
-                state.progress(Message("%s arm: TensorFlow started in %.0f s" % (arm.name, message["import_seconds"])))
+                if describe:
+                    state.arm_info[request["name"]] = message
+                state.progress(Message("%s arm: TensorFlow started in %.0f s" % (label, message["import_seconds"])))
             elif message.get("fatal"):
-                state.arm_failed(arm.name, "%s: %s" % (message["error"]["type"], message["error"]["message"]))
+                state.arm_failed(request["name"], "%s: %s" % (message["error"]["type"], message["error"]["message"]))
             elif "case" in message:
-                state.answer(arm.name, message)
-        code = child.wait()
+                on_answer(message)
+        return child.wait()
     except (OSError, ValueError):
-        code = child.wait()
-    finally:
-        timer.cancel()
-    if code != 0 and not state.stopping:
-        time.sleep(0.05)  # let the stderr pump catch the last words
-        last = tail.text(3).strip().splitlines()
-        state.arm_failed(arm.name, "process ended with code %s%s" % (code, (": " + last[-1]) if last else ""))
+        return child.wait()
+
+
+def _ended(child, code):
+    time.sleep(0.05)  # let the stderr pump catch the last words
+    last = child.tail.text(3).strip().splitlines()
+    return "process ended with code %s%s" % (code, (": " + last[-1]) if last else "")

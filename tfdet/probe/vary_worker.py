@@ -12,6 +12,10 @@ Variants: "main" (the case as the arm runs it), "alone" (row 0 of a batched
 forward case on its own: the batch setting) and "replicas=K" (a gradient over
 a global batch split across K MirroredStrategy replicas).
 
+A workers arm is K of these processes, started together with TF_CONFIG naming
+K localhost ports: each is one replica of a MultiWorkerMirroredStrategy, and
+all K run the same cases in the same order, so their collectives meet.
+
 Runs in the interpreter under test: standard library, numpy and TF only, Python 3.7 syntax.
 """
 
@@ -39,7 +43,8 @@ def _digest(array):
 
 
 def configure(tf, arm):
-    """What must happen before TensorFlow's runtime starts: logical CPU devices, thread pools."""
+    """What must happen before TensorFlow's runtime starts: logical CPU devices, thread pools,
+    and a workers arm's MultiWorkerMirroredStrategy (returned; None for other arms)."""
     devices = int(arm.get("logical_devices") or 0)
     if devices > 1:
         cpus = tf.config.list_physical_devices("CPU")
@@ -48,6 +53,20 @@ def configure(tf, arm):
     if threads:
         tf.config.threading.set_intra_op_parallelism_threads(int(threads))
         tf.config.threading.set_inter_op_parallelism_threads(int(threads))
+    if int(arm.get("workers") or 0) > 1:
+        return multi_worker_strategy(tf, float(arm.get("collective_timeout") or 120.0))
+    return None
+
+
+def multi_worker_strategy(tf, timeout):
+    """The strategy of one worker of the cluster TF_CONFIG names (created before any op, as
+    TensorFlow requires); a collective that waits longer than `timeout` raises instead of hanging."""
+    strategy_class = getattr(tf.distribute, "MultiWorkerMirroredStrategy", None) or \
+        tf.distribute.experimental.MultiWorkerMirroredStrategy  # before TF 2.4
+    options_class = getattr(tf.distribute.experimental, "CommunicationOptions", None)  # TF >= 2.3
+    if options_class is None:
+        return strategy_class()
+    return strategy_class(communication_options=options_class(timeout_seconds=timeout))
 
 
 def wrap(tf, body, execution):
@@ -63,8 +82,9 @@ def wrap(tf, body, execution):
 
 
 class Runner(object):
-    def __init__(self, tf, np, arm, reply):
+    def __init__(self, tf, np, arm, reply, cluster=None):
         self.tf, self.np, self.arm, self.reply = tf, np, arm, reply
+        self.cluster = cluster  # a workers arm's MultiWorkerMirroredStrategy
         # One MirroredStrategy per replica count for the life of the process: each new
         # instance numbers its collective groups from 1 again, and a second instance of
         # another size joining group 1 aborts ("joining a group with size 3, but that
@@ -72,6 +92,8 @@ class Runner(object):
         self.strategies = {}
 
     def strategy(self, count):
+        if self.cluster is not None and count == self.cluster.num_replicas_in_sync:
+            return self.cluster
         if count not in self.strategies:
             self.strategies[count] = self.tf.distribute.MirroredStrategy(["/cpu:%d" % i for i in range(count)])
         return self.strategies[count]
@@ -189,7 +211,7 @@ def main():
         import numpy as np
         import tensorflow as tf
 
-        configure(tf, arm)
+        cluster = configure(tf, arm)
     except Exception as exc:
         reply({"fatal": True, "error": _describe_error(exc), "traceback": traceback.format_exc()})
         return 4
@@ -197,7 +219,7 @@ def main():
 
     reply({"hello": True, "import_seconds": time.perf_counter() - started,
            "environment": environment.describe(tf, np)})
-    runner = Runner(tf, np, arm, reply)
+    runner = Runner(tf, np, arm, reply, cluster)
     for case_id in arm["cases"]:
         try:
             runner.case(case_id)

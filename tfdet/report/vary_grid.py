@@ -82,9 +82,13 @@ def build_grid(results):
 
 
 def _variant_order(variant):
+    """Replica counts in order, then worker counts (a loopback cluster of K processes) in order."""
     words = variant.split()
-    count = int(words[0]) if len(words) > 1 and words[0].isdigit() and words[1].startswith("replicas") else 0
-    return (count, variant)
+    if len(words) > 1 and words[0].isdigit():
+        for kind, word in enumerate(("replicas", "workers")):
+            if words[1].rstrip(",").startswith(word):
+                return (kind, int(words[0]), variant)
+    return (-1, 0, variant)
 
 
 def sensitive_by_setting(grid):

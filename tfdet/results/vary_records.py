@@ -30,6 +30,7 @@ class ArmInfo(Record):
     threads: int = field(doc="intra- and inter-op threads")
     execution: str = field(choices=("eager", "function", "xla"))
     logical_devices: int = field(0, doc="logical CPU devices (replicas arms)")
+    workers: int = field(0, doc="processes of one loopback MultiWorkerMirroredStrategy cluster (workers arms)")
     environment: Optional[Dict[str, Any]] = field(None, doc="the process as it described itself")
     import_seconds: Optional[float] = field(None)
 
