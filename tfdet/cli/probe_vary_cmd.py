@@ -35,16 +35,23 @@ raw op. Records are written as each (op, setting) is decided; --resume
 continues a file. `tfdet report FILE` draws the op x setting grid, and
 `tfdet catalog update FILE` turns it into sensitive_to facts.
 
-exit codes (--vary): 0 done; 2 usage (unknown setting, --vary with --modes,
---python or --executor dask); 3 unknown op, unreadable results file; 4 a
-setting's process could not run (its cells say failed); 5 the results file
-or report could not be written; 130 interrupted (finished cells kept).
---jobs N runs N settings' processes at once (default 2).
+exit codes (--vary): 0 done; 2 usage (unknown setting, --vary with --modes
+or --python); 3 unknown op, unreadable results file; 4 a setting's process
+could not run (its cells say failed), or a fleet machine did not finish; 5
+the results file or report could not be written; 130 interrupted (finished
+cells kept). --jobs N runs N settings' processes at once (default 2).
+
+A fleet (--executor dask [--scheduler ADDR]): every worker of the cluster
+runs the same --vary run on its own machine, into DIR/vary-<machine>.jsonl
+(--out DIR; --report PAGE writes PAGE's name with -<machine> per machine);
+--resume continues every machine cell by cell, and `tfdet catalog update
+--from DIR/vary-*.jsonl` keeps each machine's facts.
 
 examples:
   tfdet probe --vary onednn,threads,execution,xla,replicas
   tfdet probe --vary batch --ops matmul,conv2d,softmax --json
   tfdet probe --vary threads --ops reduce-sum --out vary.jsonl --report vary.html
+  tfdet probe --vary onednn,threads,xla --executor dask --scheduler tcp://10.0.0.5:8786 --out fleet/
 """
 
 DEFAULT_OUT = "tfdet-vary-%Y%m%d-%H%M%S.jsonl"
@@ -58,10 +65,12 @@ def check(args):
     if problems:
         raise CommandError("--vary: %s" % "; ".join(problems), USAGE)
     for flag, given in (("--modes", args.modes), ("--python", args.python),
-                        ("--executor dask", args.executor == "dask"), ("--fail-on-nondeterminism",
-                                                                      args.fail_on_nondeterminism)):
+                        ("--fail-on-nondeterminism", args.fail_on_nondeterminism)):
         if given:
             raise CommandError("--vary cannot be combined with %s" % flag, USAGE)
+    arguments.check_executor(args)
+    if args.executor == "dask" and args.resume and args.overwrite:
+        raise CommandError("--resume and --overwrite exclude each other", USAGE)
     return settings
 
 
@@ -112,6 +121,10 @@ def run(args, out):
     cases, unknown = resolve_cases(args.ops)
     if unknown:
         raise CommandError("--ops: no --vary case, API or raw op named %s" % ", ".join(unknown), INVALID_INPUT)
+    if args.executor == "dask":  # each machine has its own TensorFlow
+        from . import probe_vary_fleet
+
+        return probe_vary_fleet.run(args, out, settings, cases)
     version = tf_version()
     if version is None:
         raise CommandError("no TensorFlow in this interpreter (pip install tensorflow-cpu)", ENVIRONMENT)

@@ -30,8 +30,7 @@ def probe_on_this_machine(flags, key, resume):
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, key + ".jsonl")
     args = ["probe"] + list(flags) + [
-        "--out", path, "--quiet", "--allow-missing-modes", "--resume" if resume and os.path.exists(path)
-        else "--overwrite"]
+        "--out", path, "--quiet", "--resume" if resume and os.path.exists(path) else "--overwrite"]
     # This tfdet, whatever the worker's working directory. SIGTERM when this process
     # ends, or when the executor stops this job: the probe then stops as on Ctrl-C,
     # keeping its cases.
