@@ -27,7 +27,10 @@ eager execution, no XLA, one replica. The settings:
              with a batch dimension; no process of its own)
   replicas   a gradient over a global batch split across K MirroredStrategy
              replicas on K logical CPU devices vs one replica, K = 2, 3, 4 (two
-             cannot show order: a+b = b+a), each K in its own process
+             cannot show order: a+b = b+a), each K in its own process; and on
+             a loopback MultiWorkerMirroredStrategy cluster of K = 3, 4 worker
+             processes on localhost (vs one replica, and vs K replicas in one
+             process)
 The cases are about 40 dense ops models are made of (MatMul, Conv2D and its
 gradients, reductions, softmax, LayerNorm, attention, Embedding, LSTM, GRU,
 elementwise, a 2-layer MLP's gradients); --ops picks some by case name, API or
