@@ -233,3 +233,33 @@ def test_a_function_call_s_inputs_are_fingerprinted_by_value_though_kept_between
               if e.key[0] == "e" and e.op.op_type.startswith("__inference_")]
     assert len(inputs) == 5 and all(isinstance(value, str) for value in inputs)
     assert inputs[0] == inputs[1] == inputs[2] == inputs[4] != inputs[3]
+
+
+def test_a_keras_lstm_trained_under_a_tape_runs_captured_and_gives_the_stock_loss(tmp_path):
+    # The corpus's timeseries_lstm: an op added in a while loop's gradient body or a loop's
+    # cond failed the whole gradient (a captured queue handle: "in list of internal_captures
+    # but not in internal_capture_to_output"; a numpy_function: "cond_graph takes 29 inputs").
+    import keras
+
+    def train():
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((3, 2)), keras.layers.LSTM(4), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(0.1)
+        x, y = tf.ones([2, 3, 2]), tf.ones([2, 1])
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+
+        return [float(step()) for _ in range(2)]
+
+    stock = train()
+    losses = []
+    run = captured(tmp_path, lambda: losses.extend(train()))
+    assert run.status == "finished" and losses == stock
+    graph = {e.op.op_type for e in run.executions if e.key[0] == "g"}
+    # the loop body's ops are compared each iteration, and the weights its gradient updated after it
+    assert {"Sigmoid", "Tanh", "MatMul", "AssignSubVariableOp"} <= graph

@@ -435,6 +435,8 @@ class Recorder:
                   [_dtype_shape(t) for t in outputs or ()]]
         self._op_records[(key, op_name)] = record
         self._write(record)
+        if _in_loop_gradient(graph):
+            return  # recorded, not fingerprinted: the loop gradient's outputs are, where the loop returns
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]
         if _mutates_variable(op_type, inputs, outputs):
@@ -504,6 +506,19 @@ class Recorder:
             text, width = rows.tobytes().hex(), 2 * rows[0].nbytes  # one hex string, cut per row
             self._pending.extend((refs[n], text[i * width:(i + 1) * width])
                                  for i, n in enumerate(numbers.numpy().tolist()))
+
+
+def _in_loop_gradient(graph):
+    """Whether the graph is (or is inside) the body of a while loop's gradient, where no op may be
+    added: a captured queue handle fails the whole gradient in TF's while_v2 ("... is in list of
+    internal_captures but not in internal_capture_to_output"), and a numpy_function there makes its
+    cond graph take one input too many ("cond_graph takes 29 inputs; Expected: 28"); both on a
+    Keras LSTM trained under a tape in the corpus's timeseries_lstm."""
+    while graph is not None:
+        if type(graph).__name__ in ("_WhileBodyGradFuncGraph", "WhileCondFuncGraph"):
+            return True
+        graph = getattr(graph, "outer_graph", None)
+    return False
 
 
 def _dead():
