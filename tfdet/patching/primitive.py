@@ -71,7 +71,7 @@ working eagerly, inside tf.function and in TF1 graph mode.
 import contextlib
 import sys
 
-from . import exact_sum
+from . import exact_sum, fixed_point
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 METHODS = ("auto", "stock", "order_fixed")
@@ -97,7 +97,7 @@ _RADIX_BITS = 8
 _state = {"method": "auto", "stock_deterministic": False, "order_fixed_sum": "sort"}
 
 # How the order-fixed method forms sums of float16/bfloat16/float32 (set_order_fixed_sum).
-ORDER_FIXED_SUMS = ("sort", "exact")
+ORDER_FIXED_SUMS = ("sort", "exact", "fixed_point")
 
 # Dtypes whose Add/Mul/Maximum/Minimum kernels exist on CPU in every TF this
 # project covers (TF 1.15 and 2.4 lack them for the small and unsigned integer
@@ -167,7 +167,7 @@ def set_order_fixed_sum(how):
 
 
 def get_order_fixed_sum():
-    """How order-fixed sums are done now ("sort" or "exact")."""
+    """How order-fixed sums are done now ("sort", "exact" or "fixed_point")."""
     return _state["order_fixed_sum"]
 
 
@@ -359,6 +359,9 @@ def _order_fixed_2d(x, ids, num_segments, reduction, sorted_ids, validate):
         # Sums of float16/bfloat16/float32 as integers on a grid per segment, added in any order
         # (tfdet.patching.exact_sum): no sort.
         return exact_sum.segment_sum(x, ids, num_segments, validate)
+    if reduction == "sum" and _state["order_fixed_sum"] == "fixed_point" and fixed_point.covers(x.dtype):
+        # The same on one grid for the whole call (tfdet.patching.fixed_point): no sort, no per-segment scale.
+        return fixed_point.segment_sum(x, ids, num_segments, validate)
     return _sorted_2d(x, ids, num_segments, reduction, sorted_ids, validate)
 
 
