@@ -23,7 +23,10 @@ and the replacement as each plan runs it:
   plans of TF < 2.7 run (no segment kernel of TF's is deterministic there);
 - "exact" (only when asked for with --plans): the order-fixed path with the
   float sums of tfdet.patching.exact_sum instead of the sort (opt-in:
-  primitive.set_order_fixed_sum("exact")).
+  primitive.set_order_fixed_sum("exact"));
+- "fixed_point" (only when asked for with --plans): the same with the sums of
+  tfdet.patching.fixed_point, one grid per call (opt-in:
+  primitive.set_order_fixed_sum("fixed_point")).
 
 Two plans whose settings resolve alike build the same graph: it is timed once
 and its samples serve both columns (the header says which). Each variant is
@@ -100,11 +103,12 @@ def _time(fn, args):
 # The registry name (tfdet.patching.registry) behind each benchmark, by the benchmark's first word.
 PATCH_OF = {"gather": "indexed_slices_to_dense", "resize_nearest": "resize_nearest_neighbor_grad",
             "crop_and_resize": "crop_and_resize_grad"}
-PLANS = ("here", "gpu", "order_fixed", "exact")
+PLANS = ("here", "gpu", "order_fixed", "exact", "fixed_point")
 DEFAULT_PLANS = ("here", "gpu", "order_fixed")
 PLAN_TITLES = {"here": "this machine's plan", "gpu": "GPU plan of this TF",
                "order_fixed": "order-fixed path (GPU plans of TF < 2.7)",
-               "exact": "order-fixed path with exact sums (opt-in)"}
+               "exact": "order-fixed path with exact sums (opt-in)",
+               "fixed_point": "order-fixed path with fixed-point sums (opt-in)"}
 PASSES = ("forward", "forward+gradient", "eager forward", "eager forward+gradient")
 FUNCTION_PASSES = PASSES[:2]
 
@@ -171,6 +175,7 @@ def settings(here_plan, gpu_plan, gpu_machine=False):
         "gpu": Setting("auto", gpu_plan.stock_segments_deterministic, False if gpu_machine else None),
         "order_fixed": Setting("order_fixed", False),
         "exact": Setting("order_fixed", False, order_fixed_sum="exact"),
+        "fixed_point": Setting("order_fixed", False, order_fixed_sum="fixed_point"),
     }
 
 
@@ -235,7 +240,8 @@ def table(results, installed, markdown=False):
         if name not in names:
             names.append(name)
     plans = [p for p in PLANS if any(p in samples for samples in results.values())]
-    short = {"here": "here", "gpu": "gpu", "order_fixed": "order-fixed", "exact": "exact", "forward": "fwd",
+    short = {"here": "here", "gpu": "gpu", "order_fixed": "order-fixed", "exact": "exact", "fixed_point": "fixed-point",
+             "forward": "fwd",
              "forward+gradient": "fwd+grad", "eager forward": "eager fwd", "eager forward+gradient": "eager fwd+grad"}
     kinds = [k for k in PASSES if any(kind == k for _, kind in results)]
     marked = [p for p in plans if installed.get(p) is not None]
@@ -330,7 +336,8 @@ def main(argv=None):
     parser.add_argument("--only", default="", help="comma-separated substrings of benchmark names")
     parser.add_argument("--plans", default=",".join(DEFAULT_PLANS),
                         help="comma-separated plans to time: here, gpu, order_fixed, exact (the order-fixed path "
-                             "with tfdet.patching.exact_sum's sums, opt-in) (default: here,gpu,order_fixed)")
+                             "with tfdet.patching.exact_sum's sums, opt-in), fixed_point (the same with "
+                             "tfdet.patching.fixed_point's, opt-in) (default: here,gpu,order_fixed)")
     parser.add_argument("--passes", default=",".join(PASSES),
                         help="comma-separated passes to time (default: %s)" % ",".join(PASSES))
     parser.add_argument("--gpu-machine", action="store_true",
@@ -366,7 +373,8 @@ def main(argv=None):
              ", ".join(sorted(here_plan.replacements)) or "none", gpu_plan.tf_version, every["gpu"].resolved(),
              "; dispatch as on a GPU machine" if args.gpu_machine else "; CPU kernels where TF sees no GPU",
              ", ".join(sorted(gpu_plan.replacements)) or "none",
-             "; exact = the same with exact sums (primitive.set_order_fixed_sum('exact'))" if "exact" in plans else ""))
+             "".join("; %s = the same with %s sums (primitive.set_order_fixed_sum('%s'))" % (p, p.replace("_", "-"), p)
+                     for p in ("exact", "fixed_point") if p in plans)))
     same = [p for p in plans if p != "here" and "here" in plans and plans[p].key() == plans["here"].key()]
     if same:
         print("%s: the same settings as this machine's plan, so the same graphs: timed once, shown in both columns"
@@ -376,7 +384,7 @@ def main(argv=None):
         parser.error("--passes takes a comma-separated subset of %s, got %r" % (",".join(PASSES), args.passes))
     results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o], passes=passes)
     installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None,
-                 "exact": None}
+                 "exact": None, "fixed_point": None}
     print(table(results, installed, markdown=args.markdown))
     return 0
 

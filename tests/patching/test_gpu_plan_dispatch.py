@@ -113,6 +113,10 @@ def test_benchmark_columns_are_the_plans():
     with settings["gpu"].scope():  # the scope tells the primitive what patch(device="gpu") tells it
         assert P.resolve_method() == _resolved(gpu)
     assert bench.settings(here, gpu, gpu_machine=True)["gpu"].cpu_only is False
+    for opt_in in ("exact", "fixed_point"):  # the order-fixed path with each opt-in sum
+        assert settings[opt_in].resolved() == "order_fixed"
+        with settings[opt_in].scope():
+            assert P.get_order_fixed_sum() == opt_in
 
 
 def test_benchmark_table_summarises_each_plan():

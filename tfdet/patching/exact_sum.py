@@ -162,15 +162,22 @@ def segment_sum(x, ids, num_segments, validate=True):
     total = tf.reduce_sum(tf.bitwise.left_shift(sums, shifts), axis=2)  # int64, exact: |total| < 2**62
     out = tf.cast(tf.cast(total, tf.float64) * _pow2(g), x.dtype)
 
-    def special():  # NaN anywhere, or +inf with -inf -> NaN; +inf -> inf; -inf -> -inf (as the stock sums)
-        raw = tf.cast(x, tf.float32)
-        flags = tf.stack([tf.math.is_nan(raw), tf.equal(raw, float("inf")), tf.equal(raw, float("-inf"))], 2)
-        got = _int_sum(tf.reshape(tf.cast(flags, tf.int32), tf.stack([n, depth * 3])), ids, num) > 0
-        got = tf.reshape(got, tf.stack([-1, depth, 3]))
-        nan = tf.logical_or(got[:, :, 0], tf.logical_and(got[:, :, 1], got[:, :, 2]))
-        inf = tf.constant(float("inf"), x.dtype)
-        res = tf.where(got[:, :, 1], tf.fill(tf.shape(out), inf), out)
-        res = tf.where(got[:, :, 2], tf.fill(tf.shape(out), -inf), res)
-        return tf.where(nan, tf.fill(tf.shape(out), tf.constant(float("nan"), x.dtype)), res)
+    return tf.cond(tf.reduce_all(finite), lambda: out, lambda: with_non_finite(x, ids, num, out))
 
-    return tf.cond(tf.reduce_all(finite), lambda: out, special)
+
+def with_non_finite(x, ids, num, out):
+    """out [S, D] (the sums of the finite values of x [n, D] per id) with the non-finite values of x
+    as the stock sum gives them: NaN anywhere, or +inf with -inf, gives NaN; +inf (-inf) alone gives
+    +inf (-inf). From int32 counts per id (exact, so any kernel); ids < 0 dropped."""
+    tf = _tf()
+    n = tf.shape(x, out_type=tf.int64)[0]
+    depth = tf.shape(x, out_type=tf.int64)[1]
+    raw = tf.cast(x, tf.float32)
+    flags = tf.stack([tf.math.is_nan(raw), tf.equal(raw, float("inf")), tf.equal(raw, float("-inf"))], 2)
+    got = _int_sum(tf.reshape(tf.cast(flags, tf.int32), tf.stack([n, depth * 3])), ids, num) > 0
+    got = tf.reshape(got, tf.stack([-1, depth, 3]))
+    nan = tf.logical_or(got[:, :, 0], tf.logical_and(got[:, :, 1], got[:, :, 2]))
+    inf = tf.constant(float("inf"), out.dtype)
+    res = tf.where(got[:, :, 1], tf.fill(tf.shape(out), inf), out)
+    res = tf.where(got[:, :, 2], tf.fill(tf.shape(out), -inf), res)
+    return tf.where(nan, tf.fill(tf.shape(out), tf.constant(float("nan"), out.dtype)), res)

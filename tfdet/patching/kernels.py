@@ -188,7 +188,7 @@ def integer_segment_sum(data, segment_ids, num_segments, fallback):
 
 def _keys(tf, ids, num, width):
     """[n * width] int64: id * width + column, row-major; negative ids get keys >= num * width (dropped)."""
-    rows = tf.where(ids >= 0, ids, tf.fill(tf.shape(ids), num))
+    rows = tf.where(ids >= 0, ids, num)  # the scalar broadcast: no filled copy
     return tf.reshape(rows[:, tf.newaxis] * width + tf.range(width, dtype=tf.int64)[tf.newaxis, :], [-1])
 
 
@@ -270,3 +270,42 @@ def segment_sum(data, segment_ids, num_segments, fallback, stock_path=True):
             out.set_shape(tf.TensorShape([None if num_static is None else int(num_static)])
                           .concatenate(data.shape[segment_ids.shape.rank:]))
         return out
+
+
+
+def segment_keys(segment_ids, num_segments, width=None):
+    """(keys, size) for keyed_sums: the bincount keys of the rows' columns where these CPU kernels apply
+    (TensorFlow sees no GPU, not under XLA), else None. One column (width None): the ids themselves,
+    negative ones moved to num_segments; else id * width + column in int64 (_keys). Keys >= size are
+    dropped by the kernel, so ids >= num_segments need no mapping."""
+    tf = _tf()
+    if not applies(True):
+        return None
+    with tf.name_scope("SegmentKeys"), tf.device("/device:CPU:0"):
+        ids = tf.reshape(segment_ids, [-1])
+        if width is None:
+            num = tf.cast(num_segments, ids.dtype)
+            return tf.where(ids >= 0, ids, num), num  # the scalar broadcast: no filled copy
+        num = tf.cast(num_segments, tf.int64)
+        columns = tf.cast(width, tf.int64)
+        return _keys(tf, tf.cast(ids, tf.int64), num, columns), num * columns
+
+
+def keyed_sums(keys, values, size, dtype):
+    """[size]: the sums of values (flat, keys' length; None: counts) per key of segment_keys, in dtype.
+    For exact sums only (integers, or float64 integers whose partial sums stay below 2**53): those are
+    the same in any order, so TF's multi-threaded DenseBincount kernel serves where the keys are many
+    for the bins (it zeroes and adds one histogram per thread); else _chunked_sums (keys >= size dropped)."""
+    tf = _tf()
+    with tf.device("/device:CPU:0"):
+        flat = None if values is None else tf.reshape(values, [-1])
+        weights = tf.zeros([0], dtype) if values is None else flat
+
+        def threaded():
+            return tf.raw_ops.DenseBincount(input=keys, size=size, weights=weights, binary_output=False)
+
+        def serial():
+            return _chunked_sums(tf, keys, flat, size, dtype)
+
+        many = tf.size(keys, out_type=tf.int64) >= CHUNKS * tf.cast(size, tf.int64)
+        return tf.cond(many, threaded, serial)
