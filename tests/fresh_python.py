@@ -30,7 +30,7 @@ LAZY = ("PYTEST_CURRENT_TEST",)
 SERVERS = 3  # at most, a test process (one per environment the tests use; ~0.5 GB each)
 
 _servers = {}  # frozen environment -> a started ForkServer, or the reason there is none
-_plain = []  # why runs were plain (for a test of this module)
+_plain = []  # why runs were plain, in order (for whoever wonders why a test process was slow)
 
 
 def _server(environ):
