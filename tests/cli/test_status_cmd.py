@@ -2,9 +2,8 @@
 
 import json
 import os
-import subprocess
-import sys
 
+import fresh_python
 import pytest
 
 from cli_runner import run_cli
@@ -75,8 +74,9 @@ def test_bad_version_is_a_usage_error():
 
 def test_detects_this_machine_in_a_fresh_process():
     pytest.importorskip("tensorflow")
-    done = subprocess.run([sys.executable, "-m", "tfdet", "status", "--json"], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    # forked from a process that imported TF and made no runtime (tests/fresh_python.py)
+    done = fresh_python.run(["-m", "tfdet", "status", "--json"], dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+                            os.getcwd(), 300)
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(done.stdout)
     assert data["device_source"] == "detected" and data["tf_version"] == installed_tf_version()

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import fresh_python
 import pytest
 
 pytest.importorskip("tensorflow")
@@ -45,10 +46,10 @@ def test_patched_training_reproduces_bitwise_across_processes_and_stock_does_not
 
 
 def test_the_script_uses_a_replaced_op():
-    done = subprocess.run([sys.executable, "-c", (
+    # it imports TF first: forked from a process that imported it (tests/fresh_python.py)
+    done = fresh_python.run(["-c", (
         "import warnings, tensorflow as tf, tfdet\n"
         "warnings.simplefilter('ignore')\n"
         "s = tfdet.patch(seed=0)\n"
-        "print('REPLACED', sorted(s.replacements))")], capture_output=True, text=True, timeout=300,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        "print('REPLACED', sorted(s.replacements))")], dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), os.getcwd(), 300)
     assert "'bincount'" in done.stdout, done.stdout + done.stderr[-2000:]

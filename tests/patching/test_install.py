@@ -6,10 +6,9 @@ pytest process must stay stock for the other tests."""
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
+import fresh_python  # tests/ is on sys.path under pytest
 import pytest
 import yaml
 
@@ -31,8 +30,8 @@ def run_python(code, timeout=240):
     for name in list(environ):
         if name.startswith(("TF_DETERMINISTIC", "TF_CUDNN")):
             del environ[name]
-    done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout, env=environ)
+    # PRELUDE imports TF first: forked from a process that imported it (tests/fresh_python.py)
+    done = fresh_python.run(["-c", PRELUDE + textwrap.dedent(code)], environ, os.getcwd(), timeout)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-3000:]
     return json.loads(lines[-1][len("RESULT "):])

@@ -4,10 +4,9 @@ catalogued op the patch does not cover. Real scripts in fresh interpreters;
 what they print to stderr and their exit codes are the behaviour under test."""
 
 import os
-import subprocess
-import sys
 import textwrap
 
+import fresh_python
 import pytest
 
 pytest.importorskip("tensorflow")
@@ -20,8 +19,7 @@ def run_script(tmp_path, body, name="user_script.py"):
     for variable in list(environ):
         if variable.startswith(("TF_DETERMINISTIC", "TF_CUDNN", "PYTHONWARNINGS")):
             del environ[variable]
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=environ,
-                          cwd=str(tmp_path))
+    done = fresh_python.run(script, environ, tmp_path, 300)  # it imports TF first: forked (tests/fresh_python.py)
     return done, str(script)
 
 

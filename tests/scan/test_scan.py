@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import fresh_python
 import pytest
 
 from tfdet.cli.exitcodes import FINDING, INVALID_INPUT, OK
@@ -149,9 +150,8 @@ def test_a_saved_model_is_scanned_through_its_signatures(tmp_path):
     assert report["graphs"] == ["signature serving_default", "gradient of signature serving_default"]
 
 
-def _cli(*argv):
-    return subprocess.run([sys.executable, "-m", "tfdet"] + list(argv), capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+def _cli(*argv):  # `python -m tfdet ...`, forked from a process that imported TF (tests/fresh_python.py)
+    return fresh_python.run(["-m", "tfdet"] + list(argv), dict(os.environ), ROOT, 300)
 
 
 def test_the_cli_agrees_with_the_api_and_validates_against_its_schema(saved):

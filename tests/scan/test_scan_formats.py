@@ -10,9 +10,8 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
-import sys
 
+import fresh_python
 import pytest
 
 from tfdet.cli.exitcodes import OK
@@ -172,9 +171,8 @@ def test_the_files_keep_their_training_step_where_the_format_can(traced):
         assert {"forward", "optimizer"} <= set(stock["UnsortedSegmentSum"].passes)  # the layer's, and Adam's
 
 
-def _cli(*argv):
-    return subprocess.run([sys.executable, "-m", "tfdet"] + list(argv), capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+def _cli(*argv):  # `python -m tfdet ...`, forked from a process that imported TF (tests/fresh_python.py)
+    return fresh_python.run(["-m", "tfdet"] + list(argv), dict(os.environ), ROOT, 300)
 
 
 @pytest.mark.slow  # a TF process (~10 s); test_scan.py already runs the CLI on .keras and .h5 files

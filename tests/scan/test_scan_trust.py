@@ -4,9 +4,8 @@ every format that can carry one; a model whose tracing fails is one line."""
 
 import io
 import os
-import subprocess
-import sys
 
+import fresh_python
 import pytest
 
 from tfdet.cli.exitcodes import INVALID_INPUT
@@ -55,9 +54,8 @@ def _save(fmt, folder, marker):
 FORMATS = ("tf_keras.h5", "keras.h5", "keras.keras")
 
 
-def _cli(*argv):
-    return subprocess.run([sys.executable, "-m", "tfdet"] + list(argv), capture_output=True, text=True, cwd=ROOT,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
+def _cli(*argv):  # `python -m tfdet ...`, forked from a process that imported TF (tests/fresh_python.py)
+    return fresh_python.run(["-m", "tfdet"] + list(argv), dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), ROOT, 600)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
