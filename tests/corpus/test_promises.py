@@ -1,8 +1,7 @@
 """The corpus's promises on real programs, each in fresh processes.
 
-The subset (tox -e corpus-subset, which CI runs; also --runslow): promises a and b (patch
-never breaks, patch reproduces) at 2 training steps for every program that varies stock,
-90 s of both cores on an idle machine, out of the README's test command since issue 30. Each program costs 3 fresh TensorFlow
+Default suite: promises a and b (patch never breaks, patch reproduces) at 2 training
+steps for every program that varies stock. Each program costs 3 fresh TensorFlow
 processes (the harness's quick runs: a stock first step, then tfdet.patch(), then the
 patched first step and training), all programs' runs 2 at a time in one pool.
 --runcorpus: every promise on every program at its own STEPS, stock and patched runs in
@@ -26,7 +25,6 @@ def quick_runs(tmp_path_factory):
     return ws
 
 
-@pytest.mark.slow  # tox -e corpus-subset, in CI
 @pytest.mark.parametrize("name", VARYING)
 def test_patch_runs_and_reproduces_the_programs_that_vary(name, quick_runs):
     latest = {}
