@@ -347,7 +347,10 @@ class Probe(object):
         or another mode saw it vary (or, with settle, where the catalogue has no
         claim), runs the case again, in batches of
         `repeats`, in turn in its processes and one more fresh process, until
-        it varies or has `max_repeats` runs. Returns {mode: (reason, extra runs)}.
+        it varies or has `max_repeats` runs (or `max_extra_seconds` have gone).
+        The modes that need it run `concurrent` at a time; where fewer need it,
+        each sends its batches to several of its processes at once.
+        Returns {mode: (reason, extra runs)}.
         """
         notes = {}
         varied = [m for m in self.active_modes if measure.distinct_results(variance[m]) > 1]
@@ -364,7 +367,10 @@ class Probe(object):
                     reason = "it varied under " + ", ".join(varied)
                 if reason is not None:
                     todo.append((mode, reason))
-            extras = self._concurrently([functools.partial(self._more_runs, planned, mode, variance[mode])
+            # Fewer modes to repeat than processes that may run at once: each mode runs
+            # batches in several of its processes at once (bincount under patched alone).
+            at_once = max(1, self.config.concurrent // max(1, len(todo)))
+            extras = self._concurrently([functools.partial(self._more_runs, planned, mode, variance[mode], at_once)
                                          for mode, _ in todo])
             for (mode, reason), extra in zip(todo, extras):
                 notes[mode] = (reason, extra)
@@ -373,7 +379,7 @@ class Probe(object):
                     changed = True
         return notes
 
-    def _more_runs(self, planned, mode, results):
+    def _more_runs(self, planned, mode, results, at_once=1):
         config = self.config
         pool = list(range(config.processes)) + [config.processes]  # the last: a fresh process, started once
         if len(self.workers[mode]) <= config.processes:
@@ -386,17 +392,29 @@ class Probe(object):
         batch = 0
         deadline = time.monotonic() + config.max_extra_seconds
         while runs < config.max_repeats and measure.distinct_results(results) <= 1 and time.monotonic() < deadline:
-            index = pool[batch % len(pool)]
-            batch += 1
             self._tell(Working(_doing(planned, mode) + " (more runs: %d of up to %d)" % (runs, config.max_repeats)))
-            command = self._command(planned, "variance", repeats=min(config.repeats, config.max_repeats - runs),
-                                    scratch=self.scratch, tag="%s-%d-more%d" % (mode, index, batch))
-            answer = self._ask(mode, index, command)
-            if "failed" in answer or answer.get("raised") or not answer.get("digests"):
-                break  # a process lost while asking for more is no evidence either way
-            answer["process"] = index
-            results.append(answer)
-            runs += len(answer["digests"])
+            asks, planned_runs = [], runs
+            for _ in range(min(at_once, len(pool))):  # distinct processes of this mode, each its own batch
+                if planned_runs >= config.max_repeats:
+                    break
+                index = pool[batch % len(pool)]
+                batch += 1
+                repeats = min(config.repeats, config.max_repeats - planned_runs)
+                planned_runs += repeats
+                command = self._command(planned, "variance", repeats=repeats, scratch=self.scratch,
+                                        tag="%s-%d-more%d" % (mode, index, batch))
+                asks.append((index, functools.partial(self._ask, mode, index, command)))
+            answers = self._concurrently([ask for _, ask in asks])
+            lost = False
+            for (index, _), answer in zip(asks, answers):
+                if "failed" in answer or answer.get("raised") or not answer.get("digests"):
+                    lost = True  # a process lost while asking for more is no evidence either way
+                    continue
+                answer["process"] = index
+                results.append(answer)
+                runs += len(answer["digests"])
+            if lost:
+                break
         return runs - start
 
     def _ask(self, mode, index, command):
