@@ -30,6 +30,7 @@ from tfdet.progress import SILENT  # noqa: E402
 from tfdet.results import read_probe  # noqa: E402
 
 MODES = ("baseline", "env", "api", "patched")
+SHOW_CASES = 0  # --cases N: the N costliest (case, pass) pairs, by the workers' CPU seconds per phase
 
 
 def run_once(startup, ops, directory, index):
@@ -47,7 +48,9 @@ def run_once(startup, ops, directory, index):
     results = read_probe(out)
     varied = {r.mode for r in results.measured if r.case == "bincount" and r.outcome == "varies"}
     return {"startup": startup, "used": (results.header.settings or {}).get("startup"), "wall": wall,
-            "load": (load_before, os.getloadavg()[0]), "bincount": varied, "spent": dict(probe.spent)}
+            "load": (load_before, os.getloadavg()[0]), "bincount": varied, "spent": dict(probe.spent),
+            "by_case": {"%s %s" % key: dict(value) for key, value in probe.spent_by_case.items()},
+            "runs": {(r.case, r.pass_name, r.mode): (r.runs, r.processes, r.outcome) for r in results.measured}}
 
 
 def show(run):
@@ -56,6 +59,14 @@ def show(run):
         ", ".join(sorted(run["bincount"])) or "-"), flush=True)
     for phase, seconds in sorted(run["spent"].items(), key=lambda kv: -kv[1]):
         print("         %-32s %8.1f" % (phase, seconds))
+    if SHOW_CASES:
+        phases = ("variance runs", "more runs", "timing rounds")
+        print("         %-44s %s" % ("case pass: worker cpu s", "  ".join("%-13s" % p for p in phases + ("wall",))))
+        rows = sorted(run["by_case"].items(), key=lambda kv: -sum(kv[1].get(p + " (worker cpu)", 0) for p in phases))
+        for name, spent in rows[:SHOW_CASES]:
+            wall = sum(spent.get(p + " (wall)", 0) for p in phases)
+            print("         %-44s %s" % (name, "  ".join("%-13.1f" % spent.get(p + " (worker cpu)", 0)
+                                                        for p in phases) + "  %.1f" % wall))
 
 
 def main(argv=None):
@@ -64,7 +75,10 @@ def main(argv=None):
     parser.add_argument("--ops", help="comma-separated catalogue ids (default: every case, as `tfdet probe`)")
     parser.add_argument("--startup", choices=("both", "auto", "plain"), default="both")
     parser.add_argument("--keep", metavar="DIR", help="keep the results files there (default: a temporary directory)")
+    parser.add_argument("--cases", type=int, default=0, help="also show the N costliest cases, phase by phase")
     args = parser.parse_args(argv)
+    global SHOW_CASES
+    SHOW_CASES = args.cases
     ops = args.ops.split(",") if args.ops else None
     kinds = ("plain", "auto") if args.startup == "both" else (args.startup,)
     runs = {kind: [] for kind in kinds}

@@ -14,6 +14,7 @@ import pytest
 
 from tfdet.catalog import default_catalogue
 from tfdet.probe import ProbeConfig, run_probe
+from tfdet.probe.runner import Probe
 from tfdet.progress import Finished, Started, Working
 from tfdet.results import load
 
@@ -28,10 +29,14 @@ MAX_REPEATS = 150
 def fixture_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("probe") / "fixtures.jsonl")
     config = ProbeConfig(default_catalogue(), out, modes=("baseline", "env"), processes=2, repeats=5, rounds=1,
-                         timeout=10, ops=FIXTURES, max_repeats=MAX_REPEATS)
+                         timeout=10, ops=FIXTURES, max_repeats=MAX_REPEATS, concurrent=2)
     events = []
-    header = run_probe(config, events.append)
-    return out, header, events
+    probe = Probe(config, events.append)
+    try:
+        header = probe.run()
+    finally:
+        probe.stop()
+    return out, header, events, probe.spent
 
 
 def outcomes(path):
@@ -39,7 +44,7 @@ def outcomes(path):
 
 
 def test_the_probe_tells_its_progress_one_event_per_case(fixture_run):
-    out, header, events = fixture_run
+    out, header, events, _ = fixture_run
     (started,) = [e for e in events if isinstance(e, Started)]
     finished = [e for e in events if isinstance(e, Finished)]
     assert started.total == len(header.planned) == len(finished) and "case" in started.text
@@ -77,6 +82,16 @@ def test_crash_and_hang_are_failures_and_the_run_goes_on(fixture_run):
     assert hang.outcome == "failed" and "did not answer within 10 s" in hang.error_message
     # cases planned after the crash and the hang still ran
     assert by_key[("fixture-raises", "env")].outcome == "raised"
+
+
+def test_the_modes_run_at_once_and_the_header_says_how_many(fixture_run):
+    # fixture-hang's request lasts the whole timeout in each mode. Asked one mode
+    # after the other, the requests' wall times add up to at most the variance
+    # phase's; asked at once (two modes, two at a time), they overlap.
+    out, _, _, spent = fixture_run
+    assert load(out).header.settings["concurrent"] == 2
+    assert spent["variance requests (wall)"] >= 2 * 10
+    assert spent["variance requests (wall)"] > spent["variance runs (wall)"]
 
 
 def test_raised_errors_are_results(fixture_run):

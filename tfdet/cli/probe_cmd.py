@@ -26,6 +26,8 @@ varied in another mode) and it has not varied yet, it is run again, in more
 processes, up to --max-repeats runs (and 15 s of extra runs per case and mode),
 before it is called deterministic; every "did not vary" states the per-run rate
 it rules out (0 of 100 runs differed: a rate above 3.0%% is ruled out at 95%%).
+On a machine with 2 cores or more, two modes run their cases at once
+(--concurrent); the timing rounds always run one process at a time.
 
 Results are written case by case, so an interrupted run keeps what it
 measured. Without --out each run writes a new file,

@@ -4,10 +4,13 @@ records written as each case finishes."""
 import collections
 import dataclasses
 import datetime
+import functools
 import hashlib
 import os
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from .. import __version__
 from ..catalog import expected_to_vary
@@ -35,10 +38,10 @@ class ScratchError(OSError):
 
 class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
-                 size=1.0, rounds=5, seed=0, execution="function", intra_threads=None, inter_threads=None,
+                 size=1.0, rounds=3, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
-                 results=None, settle=False, settings=None, startup="auto"):
+                 results=None, settle=False, settings=None, startup="auto", concurrent=None):
         self.catalogue = catalogue
         self.out = out
         self.python = python or sys.executable
@@ -81,6 +84,19 @@ class ProbeConfig(object):
         # "auto": fork the workers from one process that imported TF once, where
         # that is safe and checked (runtime/forking.py); "plain": a fresh interpreter each.
         self.startup = startup
+        # TensorFlow processes that run a case at once in the variance runs and the
+        # extra runs (one mode each; a mode's own processes take their turns in
+        # order). Timing rounds always run one process at a time. None: default_concurrency().
+        self.concurrent = concurrent or self.settings.get("concurrent") or default_concurrency()
+
+
+def default_concurrency(cpu_count=None):
+    """Processes running cases at once by default: 2 where there are 2 cores or more.
+    Much of a case's cost in a worker is Python on one core (building the case,
+    tracing it), so a second process fills the second core; more than two would
+    only queue for the cores while each TF op already uses every core."""
+    cores = os.cpu_count() if cpu_count is None else cpu_count
+    return 2 if (cores or 1) >= 2 else 1
 
 
 def query_tf_version(python):
@@ -144,6 +160,13 @@ class Probe(object):
         # workers' own import and case-building time (summed over workers). Not recorded;
         # benchmarks/bench_probe.py prints it.
         self.spent = collections.Counter()
+        # The same per (case, pass): {(case id, pass): Counter of phase -> seconds}, with the
+        # workers' CPU seconds per phase (load-independent, unlike wall time).
+        self.spent_by_case = collections.defaultdict(collections.Counter)
+        self._phase = "variance runs"
+        self._case = None
+        self._lock = threading.Lock()  # self.spent, progress and the workers' list, shared by the concurrent modes
+        self.stopping = False  # set by stop(): a worker lost now is not replaced
 
     # -- workers -----------------------------------------------------------
 
@@ -171,7 +194,7 @@ class Probe(object):
             self.forks = ForkServer(self.config.python, base, PRELOAD, lazy, self.config.startup_timeout).start()
         except ForkServerError as exc:
             return "plain: " + str(exc)
-        self.spent["fork server import"] += self.forks.hello.get("import_seconds", 0.0)
+        self._count("fork server import", self.forks.hello.get("import_seconds", 0.0))
         return "fork"
 
     def _worker(self, mode, index, environ=None):
@@ -219,8 +242,8 @@ class Probe(object):
     def _handshake(self, worker, setup, environments=None):
         started = time.monotonic()
         hello = worker.receive(self.config.startup_timeout)
-        self.spent["worker import"] += hello.get("import_seconds", 0.0)
-        self.spent["workers started"] += 1
+        self._count("worker import", hello.get("import_seconds", 0.0))
+        self._count("workers started", 1)
         if not hello.get("ok"):
             raise ProbeError("%s could not start TensorFlow: %s: %s" % (
                 worker.name, hello["error"]["type"], hello["error"]["message"]))
@@ -228,7 +251,7 @@ class Probe(object):
         if not answer.get("ok"):
             raise ProbeError("%s could not set up mode %s: %s: %s" % (
                 worker.name, setup.name, answer["error"]["type"], answer["error"]["message"]))
-        self.spent["handshakes (wall)"] += time.monotonic() - started
+        self._count("handshakes (wall)", time.monotonic() - started)
         if worker.forked:
             _check_forked_mode(worker, setup, answer["environment"])
         if environments is not None:
@@ -239,6 +262,8 @@ class Probe(object):
         on; its handshake happens when it is next asked for something."""
         old = self.workers[mode][index]
         old.kill()
+        if self.stopping:
+            return
         worker = WorkerProcess(self.config.python, old.environ, old.name, server=self.forks)
         worker.start()
         worker.needs_handshake = True
@@ -255,6 +280,7 @@ class Probe(object):
         return worker
 
     def stop(self):
+        self.stopping = True
         try:
             for workers in self.workers.values():
                 for worker in workers:
@@ -275,20 +301,44 @@ class Probe(object):
         return command
 
     def _variance(self, planned):
-        results = {}
-        for mode in self.active_modes:
-            results[mode] = []
-            for index in range(self.config.processes):
-                self.progress(Working(_doing(planned, mode)))
-                tag = "%s-%d" % (mode, index)
-                command = self._command(planned, "variance", repeats=self.config.repeats, scratch=self.scratch,
-                                        tag=tag)
-                answer = self._ask(mode, index, command)
-                answer["process"] = index
-                results[mode].append(answer)
-                if "failed" in answer:
-                    break  # a case that crashed or hung once is not run again in this mode
+        """{mode: [answer per process]}: the modes run `concurrent` at a time, each
+        mode's processes in turn."""
+        self._tell(Working(_doing(planned, ", ".join(self.active_modes))))
+        answers = self._concurrently([functools.partial(self._variance_in, planned, mode)
+                                      for mode in self.active_modes])
+        return dict(zip(self.active_modes, answers))
+
+    def _variance_in(self, planned, mode):
+        results = []
+        for index in range(self.config.processes):
+            tag = "%s-%d" % (mode, index)
+            command = self._command(planned, "variance", repeats=self.config.repeats, scratch=self.scratch, tag=tag)
+            answer = self._ask(mode, index, command)
+            answer["process"] = index
+            results.append(answer)
+            if "failed" in answer:
+                break  # a case that crashed or hung once is not run again in this mode
         return results
+
+    def _concurrently(self, calls):
+        """The calls' results, in order, `concurrent` of them running at once. Each
+        call talks to its own workers (one mode's), so they share only what _count
+        and _tell guard. On an error or Ctrl-C the workers are killed first, so
+        that no call is left waiting for an answer."""
+        if self.config.concurrent <= 1 or len(calls) <= 1:
+            return [call() for call in calls]
+        pool = ThreadPoolExecutor(min(self.config.concurrent, len(calls)), thread_name_prefix="tfdet-probe")
+        try:
+            futures = [pool.submit(call) for call in calls]
+            return [future.result() for future in futures]
+        except BaseException:
+            self.stopping = True
+            for workers in self.workers.values():
+                for worker in workers:
+                    worker.kill()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _escalate(self, planned, variance):
         """Adaptive repeats: silence the user can trust.
@@ -297,13 +347,17 @@ class Probe(object):
         or another mode saw it vary (or, with settle, where the catalogue has no
         claim), runs the case again, in batches of
         `repeats`, in turn in its processes and one more fresh process, until
-        it varies or has `max_repeats` runs. Returns {mode: (reason, extra runs)}.
+        it varies or has `max_repeats` runs (or `max_extra_seconds` have gone).
+        The modes that need it run `concurrent` at a time; where fewer need it,
+        each sends its batches to several of its processes at once.
+        Returns {mode: (reason, extra runs)}.
         """
         notes = {}
         varied = [m for m in self.active_modes if measure.distinct_results(variance[m]) > 1]
         changed = True
-        while changed:
+        while changed:  # a mode that varies in its extra runs is a reason for the others
             changed = False
+            todo = []
             for mode in self.active_modes:
                 results = variance[mode]
                 if mode in notes or mode in varied or any("failed" in r or r.get("raised") for r in results):
@@ -311,50 +365,74 @@ class Probe(object):
                 reason = self.expectations.get((planned.case_id, mode)) or self.unsettled.get((planned.case_id, mode))
                 if reason is None and varied:
                     reason = "it varied under " + ", ".join(varied)
-                if reason is None:
-                    continue
-                extra = self._more_runs(planned, mode, results)
+                if reason is not None:
+                    todo.append((mode, reason))
+            # Fewer modes to repeat than processes that may run at once: each mode runs
+            # batches in several of its processes at once (bincount under patched alone).
+            at_once = max(1, self.config.concurrent // max(1, len(todo)))
+            extras = self._concurrently([functools.partial(self._more_runs, planned, mode, variance[mode], at_once)
+                                         for mode, _ in todo])
+            for (mode, reason), extra in zip(todo, extras):
                 notes[mode] = (reason, extra)
-                if measure.distinct_results(results) > 1:
+                if measure.distinct_results(variance[mode]) > 1:
                     varied.append(mode)
                     changed = True
         return notes
 
-    def _more_runs(self, planned, mode, results):
+    def _more_runs(self, planned, mode, results, at_once=1):
         config = self.config
         pool = list(range(config.processes)) + [config.processes]  # the last: a fresh process, started once
         if len(self.workers[mode]) <= config.processes:
             worker = self._worker(mode, config.processes, self.workers[mode][0].environ)
             worker.start()
             worker.needs_handshake = True  # imports TF while the first batches run
-            self.workers[mode].append(worker)
+            with self._lock:
+                self.workers[mode].append(worker)
         runs = start = measure.run_count(results)
         batch = 0
         deadline = time.monotonic() + config.max_extra_seconds
         while runs < config.max_repeats and measure.distinct_results(results) <= 1 and time.monotonic() < deadline:
-            index = pool[batch % len(pool)]
-            batch += 1
-            self.progress(Working(_doing(planned, mode) + " (more runs: %d of up to %d)" % (runs, config.max_repeats)))
-            command = self._command(planned, "variance", repeats=min(config.repeats, config.max_repeats - runs),
-                                    scratch=self.scratch, tag="%s-%d-more%d" % (mode, index, batch))
-            answer = self._ask(mode, index, command)
-            if "failed" in answer or answer.get("raised") or not answer.get("digests"):
-                break  # a process lost while asking for more is no evidence either way
-            answer["process"] = index
-            results.append(answer)
-            runs += len(answer["digests"])
+            self._tell(Working(_doing(planned, mode) + " (more runs: %d of up to %d)" % (runs, config.max_repeats)))
+            asks, planned_runs = [], runs
+            for _ in range(min(at_once, len(pool))):  # distinct processes of this mode, each its own batch
+                if planned_runs >= config.max_repeats:
+                    break
+                index = pool[batch % len(pool)]
+                batch += 1
+                repeats = min(config.repeats, config.max_repeats - planned_runs)
+                planned_runs += repeats
+                command = self._command(planned, "variance", repeats=repeats, scratch=self.scratch,
+                                        tag="%s-%d-more%d" % (mode, index, batch))
+                asks.append((index, functools.partial(self._ask, mode, index, command)))
+            answers = self._concurrently([ask for _, ask in asks])
+            lost = False
+            for (index, _), answer in zip(asks, answers):
+                if "failed" in answer or answer.get("raised") or not answer.get("digests"):
+                    lost = True  # a process lost while asking for more is no evidence either way
+                    continue
+                answer["process"] = index
+                results.append(answer)
+                runs += len(answer["digests"])
+            if lost:
+                break
         return runs - start
 
     def _ask(self, mode, index, command):
+        started = None
         try:
             worker = self._ready(mode, index)
             started = time.monotonic()
             answer = worker.request(command, self.config.timeout)
-            self.spent["%s requests (wall)" % command["cmd"]] += time.monotonic() - started
-            self.spent["worker case building"] += answer.get("prepare_seconds", 0.0)
+            self._count("worker case building", answer.get("prepare_seconds", 0.0), by_case=True)
+            self._count(self._phase + " (worker cpu)", answer.get("cpu_seconds", 0.0), by_case=True)
         except (WorkerFailed, ProbeError) as exc:
+            if self.stopping:  # the probe is ending (Ctrl-C, an error in another mode): no new worker
+                raise
             self._restart(mode, index)
-            return {"failed": {"message": str(exc), "stderr_tail": exc.stderr_tail}}
+            return {"failed": {"message": str(exc), "stderr_tail": getattr(exc, "stderr_tail", "")}}
+        finally:
+            if started is not None:  # a request that timed out counts too
+                self._count("%s requests (wall)" % command["cmd"], time.monotonic() - started)
         if answer.get("scratch_error"):  # a full or unwritable scratch disk ends the run, as a full results disk does
             cause = answer["scratch_error"]
             raise ScratchError(cause["errno"], cause["strerror"], cause["path"])
@@ -376,17 +454,22 @@ class Probe(object):
         return samples
 
     def run_case(self, planned):
+        self._case = tuple(planned)
         clock = time.monotonic()
+        self._phase = "variance runs"
         variance = self._variance(planned)
         clock = self._spent("variance runs (wall)", clock)
+        self._phase = "more runs"
         notes = self._escalate(planned, variance)
         clock = self._spent("more runs (wall)", clock)
+        self._phase = "timing rounds"
         samples = self._timing(planned, variance)
         clock = self._spent("timing rounds (wall)", clock)
         import numpy as np
 
         records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, np.load)
         self._spent("records (wall)", clock)
+        self._case = None
         for index, record in enumerate(records):
             extra = {}
             expected = self.expectations.get((planned.case_id, record.mode))
@@ -402,8 +485,18 @@ class Probe(object):
 
     def _spent(self, phase, since):
         now = time.monotonic()
-        self.spent[phase] += now - since
+        self._count(phase, now - since, by_case=True)
         return now
+
+    def _count(self, what, seconds, by_case=False):
+        with self._lock:
+            self.spent[what] += seconds
+            if by_case and self._case is not None:
+                self.spent_by_case[self._case][what] += seconds
+
+    def _tell(self, event):
+        with self._lock:
+            self.progress(event)
 
     # -- the whole run -----------------------------------------------------
 
@@ -462,7 +555,8 @@ class Probe(object):
             environment={mode: Environment.from_json(env, "the %s worker's environment" % mode)
                          for mode, env in environments.items()},
             planned=[list(p) for p in planned], skipped=[list(s) for s in skipped],
-            settings=dict(header_settings(dict(vars(config), **config.settings)), startup=self.startup),
+            settings=dict(header_settings(dict(vars(config), **config.settings)), startup=self.startup,
+                          concurrent=config.concurrent),
         )
         writer = config.results or ProbeResultsWriter(config.out, resume=config.resume, overwrite=config.overwrite)
         try:

@@ -192,9 +192,10 @@ def main():
             reply({"ok": True, "bye": True})
             return 0
         try:
-            before = worker.prepare_seconds
+            before, cpu = worker.prepare_seconds, time.process_time()
             answer = handlers[command["cmd"]](command)
             answer["prepare_seconds"] = worker.prepare_seconds - before
+            answer["cpu_seconds"] = time.process_time() - cpu  # every thread of the worker: where CPU goes
             reply(answer)
         except Exception as exc:  # a bug or a bad case: report it and stay alive
             reply({"ok": False, "error": _describe_error(exc), "traceback": traceback.format_exc()})

@@ -58,7 +58,7 @@ class ProbeSettings:
         "takes a quiet result as a claim from 29 runs in 2 processes", parse="switch", resume=TAKE)
     size: float = setting(1.0, "--size", "scale every case's input size (default {default}: about 1e5-1e6 elements)",
                           parse="size", metavar="X", resume=COMPARE, header=("size",))
-    rounds: int = setting(5, "--rounds", "interleaved timing rounds per process (default {default})", parse="rounds",
+    rounds: int = setting(3, "--rounds", "interleaved timing rounds per process (default {default})", parse="rounds",
                           metavar="N", header=("rounds",))
     python: Optional[str] = setting(
         None, "--python", "run the workers with this interpreter (another venv, another TF; needs numpy and TF)",
@@ -84,6 +84,10 @@ class ProbeSettings:
         "auto", "--startup", "how the TensorFlow processes start: auto (default: forked from one process that "
         "imported TensorFlow once, where that is safe and checked; else plain) or plain (a fresh interpreter "
         "each); the header's settings say which was used", choices=("auto", "plain"))
+    concurrent: Optional[int] = setting(
+        None, "--concurrent", "TensorFlow processes that run cases at once, one mode each (default: 2 on a machine "
+        "with 2 cores or more, else 1); timing rounds always run one process at a time; the header's settings say "
+        "how many", parse="jobs", metavar="N")
 
 
 def fields():
