@@ -34,8 +34,7 @@ def _directory(args):
 
 
 def run(args, out):
-    from ..executor import ExecutorError, open_executor
-    from ..probe.fleet import FleetError, probe_flags, run_fleet
+    from ..probe.fleet import probe_flags
     from ..results import probe_settings
     from .progress import Display
 
@@ -44,26 +43,8 @@ def run(args, out):
 
     message = Display(args.err, "probe", quiet=args.quiet).message
 
-    interrupted = False
-    outcomes = []
-    try:
-        with open_executor("dask", jobs=args.jobs or 2, scheduler=args.scheduler) as executor:
-            message("on %s" % executor.describe())
-            outcomes = run_fleet(executor, flags, directory, resume=args.resume, overwrite=args.overwrite,
-                                 message=message)
-    except KeyboardInterrupt:
-        interrupted = True
-    except ExecutorError as exc:
-        raise CommandError(str(exc), ENVIRONMENT) from None
-    except FleetError as exc:
-        raise CommandError(str(exc), USAGE) from None
-    except OSError as exc:
-        from ..results import describe_os_error
-
-        raise CommandError(describe_os_error(exc, directory), WRITE_FAILED) from None
-    if interrupted:
-        args.err.write("tfdet probe: interrupted; finished machines are in %s, and each machine keeps its "
-                       "finished cases (continue with --resume --out %s)\n" % (directory, directory))
+    outcomes = run_on_fleet(args, flags, directory, message, "cases")
+    if outcomes is None:
         return INTERRUPTED
     rows, varied, missing = _rows(outcomes, args.fail_on_nondeterminism)
     if not args.quiet:
@@ -87,6 +68,32 @@ def run(args, out):
     if varied:
         return FINDING
     return OK
+
+
+def run_on_fleet(args, flags, directory, message, finished="cases", kind="probe"):
+    """Run `tfdet probe FLAGS` on every machine of the Dask cluster --scheduler names (a
+    LocalCluster of --jobs workers without it): the machines' outcomes, or None when
+    interrupted (said on stderr). Errors are CommandErrors with their exit codes."""
+    from ..executor import ExecutorError, open_executor
+    from ..probe.fleet import KINDS, FleetError, run_fleet
+
+    try:
+        with open_executor("dask", jobs=args.jobs or 2, scheduler=args.scheduler) as executor:
+            message("on %s" % executor.describe())
+            return run_fleet(executor, flags, directory, resume=args.resume, overwrite=args.overwrite,
+                             message=message, kind=KINDS[kind])
+    except KeyboardInterrupt:
+        args.err.write("tfdet probe: interrupted; finished machines are in %s, and each machine keeps its "
+                       "finished %s (continue with --resume --out %s)\n" % (directory, finished, directory))
+        return None
+    except ExecutorError as exc:
+        raise CommandError(str(exc), ENVIRONMENT) from None
+    except FleetError as exc:
+        raise CommandError(str(exc), USAGE) from None
+    except OSError as exc:
+        from ..results import describe_os_error
+
+        raise CommandError(describe_os_error(exc, directory), WRITE_FAILED) from None
 
 
 def _rows(outcomes, gate_mode):

@@ -8,7 +8,7 @@ import json
 import os
 
 from . import arguments
-from .exitcodes import ENVIRONMENT, INTERRUPTED, OK, USAGE, WRITE_FAILED, CommandError
+from .exitcodes import ENVIRONMENT, INTERRUPTED, OK, USAGE, CommandError
 from .tables import FIXED, KEY, Column, print_table
 
 DEFAULT_DIR = "tfdet-vary-fleet-%Y%m%d-%H%M%S"
@@ -35,12 +35,6 @@ def page_for(report, machine):
     return "%s-%s%s" % (stem, machine_slug(machine), extension or ".html")
 
 
-def _kind():
-    from ..probe.fleet import KINDS
-
-    return KINDS["vary"]
-
-
 def _directory(args):
     if args.out and os.path.isfile(args.out):
         raise CommandError("--out %s: a fleet writes one file per machine; give a directory" % args.out, USAGE)
@@ -49,31 +43,13 @@ def _directory(args):
 
 
 def run(args, out, settings, cases):
-    from ..executor import ExecutorError, open_executor
-    from ..probe.fleet import FleetError, run_fleet
+    from .probe_fleet_cmd import run_on_fleet
     from .progress import Display
 
     directory = _directory(args)
     message = Display(args.err, "probe --vary", quiet=args.quiet or args.json).message
-    interrupted, outcomes = False, []
-    try:
-        with open_executor("dask", jobs=args.jobs or 2, scheduler=args.scheduler) as executor:
-            message("on %s" % executor.describe())
-            outcomes = run_fleet(executor, machine_flags(args, settings, cases), directory, resume=args.resume,
-                                 overwrite=args.overwrite, message=message, kind=_kind())
-    except KeyboardInterrupt:
-        interrupted = True
-    except ExecutorError as exc:
-        raise CommandError(str(exc), ENVIRONMENT) from None
-    except FleetError as exc:
-        raise CommandError(str(exc), USAGE) from None
-    except OSError as exc:
-        from ..results import describe_os_error
-
-        raise CommandError(describe_os_error(exc, directory), WRITE_FAILED) from None
-    if interrupted:
-        args.err.write("tfdet probe: interrupted; finished machines are in %s, and each machine keeps its "
-                       "finished cells (continue with --resume --out %s)\n" % (directory, directory))
+    outcomes = run_on_fleet(args, machine_flags(args, settings, cases), directory, message, "cells", "vary")
+    if outcomes is None:
         return INTERRUPTED
     machines = [_summary(outcome) for outcome in outcomes]
     if args.json:

@@ -122,12 +122,7 @@ def segment_sum(x, ids, num_segments, validate=True):
         raise TypeError("exact_sum covers %s, not %s" % (", ".join(DTYPES), x.dtype.name))
     idt = ids.dtype
     num = tf.cast(num_segments, idt)
-    checks = []
-    if validate:
-        last = tf.maximum(tf.reduce_max(ids), tf.constant(-1, idt))  # the lowest value when empty
-        ok = tf.logical_or(tf.less(last, num), tf.equal(tf.size(x), 0))  # as the stock kernels
-        checks.append(tf.debugging.Assert(ok, ["segment_ids must be < num_segments (out of range): largest id",
-                                               last, "num_segments", num]))
+    checks = id_range_checks(tf, x, ids, num, validate)
     checks.append(tf.debugging.Assert(tf.size(ids, out_type=tf.int64) <= MAX_ROWS,
                                       ["exact_sum sums at most 2**30 - 1 rows, got", tf.size(ids, out_type=tf.int64)]))
     with tf.control_dependencies(checks):
@@ -181,3 +176,13 @@ def with_non_finite(x, ids, num, out):
     res = tf.where(got[:, :, 1], tf.fill(tf.shape(out), inf), out)
     res = tf.where(got[:, :, 2], tf.fill(tf.shape(out), -inf), res)
     return tf.where(nan, tf.fill(tf.shape(out), tf.constant(float("nan"), out.dtype)), res)
+
+
+def id_range_checks(tf, x, ids, num, validate):
+    """[the stock kernels' error for an id >= num_segments] when validate, else []."""
+    if not validate:
+        return []
+    last = tf.maximum(tf.reduce_max(ids), tf.constant(-1, ids.dtype))  # the lowest value when empty
+    ok = tf.logical_or(tf.less(last, num), tf.equal(tf.size(x), 0))  # as the stock kernels
+    return [tf.debugging.Assert(ok, ["segment_ids must be < num_segments (out of range): largest id", last,
+                                     "num_segments", num])]

@@ -97,13 +97,7 @@ def segment_sum(x, ids, num_segments, validate=True):
 
     idt = ids.dtype
     num = tf.cast(num_segments, idt)
-    checks = []
-    if validate:
-        last = tf.maximum(tf.reduce_max(ids), tf.constant(-1, idt))  # the lowest value when empty
-        ok = tf.logical_or(tf.less(last, num), tf.equal(tf.size(x), 0))  # as the stock kernels
-        checks.append(tf.debugging.Assert(ok, ["segment_ids must be < num_segments (out of range): largest id",
-                                               last, "num_segments", num]))
-    with tf.control_dependencies(checks):
+    with tf.control_dependencies(exact_sum.id_range_checks(tf, x, ids, num, validate)):
         ids = tf.identity(ids)
     depth = tf.compat.dimension_value(x.shape[1])
     keyed = kernels.segment_keys(ids, num)  # the CPU kernels' keys (ids >= num_segments dropped by them), or None
