@@ -34,7 +34,9 @@ The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["call", function]                                                      a top-level tf.function call ended
   ["save", key, path]                                                     an output saved in full (detail pass;
                                                                           key as in trace_file.py)
-  ["start", tf version, device]                                           the first record
+  ["start", tf version, device, fingerprint]                              the first record; fingerprint: how the
+                                                                          graph outputs were fingerprinted
+                                                                          (FINGERPRINT_IDS: farmhash64, sums2)
   ["end", status, detail, stopped_by, seconds]                            the program ended (finished, raised,
                                                                           interrupted); stopped_by: steps, max-bytes;
                                                                           seconds: how long this call took
@@ -70,6 +72,15 @@ SKIPPED = frozenset((
     # an iterator's string handle names its resource, unique to the process (a tf.distribute
     # loop makes one per dataset iteration): an identity, not data
     "IteratorToStringHandle", "MultiDeviceIteratorToStringHandle",
+))
+# Ops whose outputs their inputs' fingerprints already fix, and which cannot make a
+# difference themselves: the bytes they return are their inputs' (a view, a copy), or the
+# inputs' shapes. Their "op" records are written (the alignment follows them to their
+# inputs, as for an op with no fingerprint) but their outputs are not hashed: on the Keras
+# CNN step about a quarter of the outputs, each a few graph nodes per step.
+IMPLIED = frozenset((
+    "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "EnsureShape", "CheckNumerics", "CheckNumericsV2",
+    "Reshape", "ExpandDims", "Squeeze", "Shape", "ShapeN", "Size", "Rank",
 ))
 UNHASHABLE = ("resource", "variant")
 _SUFFIX = re.compile(r"_\d+$")
@@ -135,12 +146,21 @@ def host_fingerprint(array):
     return digest.hexdigest()
 
 
+# What each method's fingerprints are, as a trace and a fingerprints file name it: two
+# runs fingerprinted differently cannot be compared output by output.
+FINGERPRINT_IDS = {"fingerprint": "farmhash64", "checksum": "sums2"}
+
+# splitmix64's constants (Steele, Lea, Flood, "Fast splittable pseudorandom number
+# generators", OOPSLA 2014), as the signed int64 values TF computes with.
+_GOLDEN, _MIX1, _MIX2 = (c - 2 ** 64 for c in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB))
+
+
 def graph_fingerprint(tensor, method="fingerprint"):
     """A small tensor fingerprinting `tensor`'s bytes, computed in the graph.
 
     "fingerprint": TF's farmhash over the raw bytes (CPU kernel only);
-    "checksum": two integer sums that stay on the device (on a GPU no tensor is
-    copied to the host); integer sums are exact, so their order cannot change them.
+    "checksum": exact int64 sums that stay on the device (on a GPU no tensor is
+    copied to the host; sums_fingerprint says what they see).
     """
     import tensorflow as tf
 
@@ -148,17 +168,67 @@ def graph_fingerprint(tensor, method="fingerprint"):
         # the bytes only (tf.fingerprint hashes a number's bytes as they are: no bitcast needed);
         # the shape is the same in two runs of one program (the alignment says when not)
         return tf.fingerprint(tf.reshape(tensor, [1, -1]))
+    return sums_fingerprint(tensor)
+
+
+def _wrap(number):
+    """A Python integer as the signed 64-bit integer it wraps around to."""
+    return (number + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
+def _mix(values):
+    """splitmix64's finalizer over int64 `values` (wrap-around arithmetic; a logical shift
+    is an arithmetic one masked): a pseudo-random odd number per value."""
+    import tensorflow as tf
+
+    def shift_xor(x, bits):
+        logical = tf.bitwise.bitwise_and(tf.bitwise.right_shift(x, tf.constant(bits, tf.int64)),
+                                         tf.constant(2 ** (64 - bits) - 1, tf.int64))
+        return tf.bitwise.bitwise_xor(x, logical)
+
+    x = (values + 1) * tf.constant(_GOLDEN, tf.int64)
+    x = shift_xor(x, 30) * tf.constant(_MIX1, tf.int64)
+    x = shift_xor(x, 27) * tf.constant(_MIX2, tf.int64)
+    return tf.bitwise.bitwise_or(shift_xor(x, 31), tf.constant(1, tf.int64))
+
+
+def words(tensor):
+    """The tensor's bytes as int64 numbers of at most 32 bits each (a wider word is split):
+    the differences of two such words are below 2**32, so a 64-bit sum keeps them apart."""
+    import tensorflow as tf
+
     dtype = tensor.dtype
-    if dtype == tf.bool:
+    if dtype == tf.string:  # a farmhash per string, as two 32-bit words (strings live on the host)
+        tensor, dtype = tf.bitcast(tf.reshape(tf.fingerprint(tf.reshape(tensor, [-1])), [-1, 2, 4]), tf.int32), tf.int32
+    elif dtype == tf.bool:
         tensor, dtype = tf.cast(tensor, tf.uint8), tf.uint8
-    if dtype.is_floating or dtype.is_complex:
-        width = {2: tf.int16, 4: tf.int32, 8: tf.int64, 16: tf.int64}[dtype.size]
-        tensor = tf.bitcast(tensor, width)
-    if dtype == tf.string:
-        tensor = tf.strings.to_hash_bucket_fast(tensor, 2 ** 62)
-    flat = tf.reshape(tf.cast(tensor, tf.int64), [-1])
-    weights = tf.range(1, tf.size(flat, out_type=tf.int64) * 2 + 1, 2, dtype=tf.int64)
-    return tf.stack([tf.reduce_sum(flat), tf.reduce_sum(flat * weights), tf.size(flat, out_type=tf.int64)])
+    if dtype.size > 4:  # float64, int64, complex64/128: their 32-bit halves
+        tensor = tf.bitcast(tensor, tf.int32)
+    elif dtype.is_floating or dtype.is_complex or dtype.is_quantized:  # their bits, as an integer
+        tensor = tf.bitcast(tensor, {1: tf.int8, 2: tf.int16, 4: tf.int32}[dtype.size])
+    return tf.reshape(tf.cast(tensor, tf.int64), [-1])
+
+
+def sums_fingerprint(tensor):
+    """[S0, S1, shape] (int64, wrap-around): S0 the sum of the words w_i (words()), S1 the
+    sum of w_i * m_i with m_i a pseudo-random odd 64-bit number per position (_mix), and a
+    weighted sum of the shape and the dtype.
+
+    Integer sums are exact, so the order a device adds in cannot change them. One changed
+    bit changes a word by +-2**k (k < 32) and S1 by 2**k * m_i, never 0 mod 2**64 (m_i odd).
+    Two different words swapped change S1 by (w_i - w_j)(m_i - m_j): 0 mod 2**64 only when
+    2**64 divides it, and |w_i - w_j| < 2**32, so only when 2**33 divides m_i - m_j: about
+    one chance in 2**32 per pair. The weights are a function of the position computed in
+    the graph; for a static shape grappler's constant folding makes them a constant once.
+    """
+    import tensorflow as tf
+
+    flat = words(tensor)
+    weights = _mix(tf.range(tf.size(flat, out_type=tf.int64), dtype=tf.int64))
+    shape = tf.shape(tensor, out_type=tf.int64)
+    described = tf.reduce_sum(shape * _mix(tf.range(tf.size(shape, out_type=tf.int64), dtype=tf.int64) + 2 ** 40))
+    described += tf.size(shape, out_type=tf.int64) * _MIX1 + _wrap(tensor.dtype.as_datatype_enum * _GOLDEN)
+    return tf.stack([tf.reduce_sum(flat), tf.reduce_sum(flat * weights), described])
 
 
 def _variable_dtype(attrs):
@@ -237,7 +307,7 @@ class Recorder:
         except OSError as error:
             self._failed(error)
             return
-        self._write(["start", self.tf_version, self.device])
+        self._write(["start", self.tf_version, self.device, FINGERPRINT_IDS[self.method]])
         for record in list(self._op_records.values()):
             self._write(record)
 
@@ -435,6 +505,8 @@ class Recorder:
                   [_dtype_shape(t) for t in outputs or ()]]
         self._op_records[(key, op_name)] = record
         self._write(record)
+        if op_type in IMPLIED:
+            return
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]
         if _mutates_variable(op_type, inputs, outputs):
