@@ -142,3 +142,57 @@ def test_compare_refuses_two_fingerprints_files_fingerprinted_differently_in_one
     assert code == 0, err
     code, out, err = run_cli("locate", "--compare", gpu, _fingerprints_file(tmp_path / "oldgpu.jsonl", None, "gpu"))
     assert code == INVALID_INPUT and "(sums2; sums1)" in err, err
+
+
+def _graph_executions(run, op_type):
+    return [e for e in run.executions if e.key[0] == "g" and e.op.op_type == op_type]
+
+
+def test_an_output_no_op_reads_is_not_hashed_so_it_is_not_made_to_run(tmp_path):
+    @tf.function
+    def step(x):
+        unread = tf.sin(x) * 3.0  # nothing reads the product: grappler prunes it from the call
+        del unread
+        return tf.cos(x)
+
+    path = str(tmp_path / "trace.jsonl")
+    recorder = capture.Recorder(path)
+    capture.install(recorder)
+    try:
+        step(tf.ones([4]))
+    finally:
+        capture.uninstall(recorder)
+        recorder.close("finished")
+    run = read_trace(path)
+    assert {e.op.op_type for e in run.executions if e.key[0] == "g"} == {"Sin", "Cos"}  # Sin: the Mul read it
+    assert "Mul" in {op.op_type for op in run.ops.values()}  # traced, recorded, not hashed
+
+
+def test_a_reshaped_output_is_followed_to_the_op_that_made_it_not_blamed_after_it(tmp_path):
+    from tfdet.locating import align
+
+    def program():
+        @tf.function
+        def step():
+            noise = tf.random.uniform([6])  # no seed: differs run to run, its inputs do not
+            return tf.reduce_sum(tf.reshape(noise, [2, 3]) * 2.0, axis=1)
+        step()
+
+    runs = []
+    for index in range(2):
+        path = str(tmp_path / ("run-%d.jsonl" % index))
+        recorder = capture.Recorder(path)
+        capture.install(recorder)
+        try:
+            program()
+        finally:
+            capture.uninstall(recorder)
+            recorder.close("finished")
+        runs.append(read_trace(path))
+    assert _graph_executions(runs[0], "Reshape") == [] and any(
+        op.op_type == "Reshape" for op in runs[0].ops.values())
+    comparison = align.compare(*runs)
+    assert comparison.first.op.op_type == "RandomUniform"
+    # inside the function the Mul and the Sum only spread it (the call's own eager record differs too)
+    assert [e.op.op_type for e in comparison.roots if e.key[0] == "g"] == ["RandomUniform"]
+    assert {e.op.op_type for e in comparison.spread} >= {"Mul", "Sum"}

@@ -83,6 +83,9 @@ IMPLIED = frozenset((
     "Reshape", "ExpandDims", "Squeeze", "Shape", "ShapeN", "Size", "Rank",
 ))
 UNHASHABLE = ("resource", "variant")
+# Ops that read their inputs' shapes, not their values: reading an output only through them
+# does not make it needed (grappler folds a static shape to a constant).
+SHAPE_READERS = frozenset(("Shape", "ShapeN", "Size", "Rank"))
 _SUFFIX = re.compile(r"_\d+$")
 
 
@@ -264,7 +267,7 @@ def _mutates_variable(op_type, inputs, outputs):
 class Recorder:
     """The op callback and the trace it writes. One per process."""
 
-    def __init__(self, path, steps=None, max_bytes=None, save=(), save_dir=None, method=None):
+    def __init__(self, path, steps=None, max_bytes=None, save=(), save_dir=None, method=None, every_output=False):
         self.path = path
         self.steps = steps
         self.max_bytes = max_bytes
@@ -276,6 +279,10 @@ class Recorder:
         # on a GPU, sums computed on the device: no output is copied to the host to be fingerprinted
         self.method = method or ("checksum" if self.device == "gpu" else "fingerprint")
         self.tf_version = tf.__version__
+        # every_output: hash every output as it is made, IMPLIED ops' and unread ones too (as capture did
+        # before; the benchmark measures what leaving them out saves)
+        self.every_output = every_output
+        self._implied = frozenset() if every_output else IMPLIED
         self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
@@ -287,6 +294,8 @@ class Recorder:
         self._input_hashes = collections.OrderedDict()
         self._queue = None  # the FIFOQueue graph fingerprints go to: (ref number, bytes), drained per call
         self._queued_refs = []  # ref number -> graph ref (graph, op name, slot)
+        # graph -> {(op name, slot): (output, graph ref)} traced but not read by an op yet (_consumed)
+        self._waiting = weakref.WeakKeyDictionary()
         self._stock = None  # replaced_apis.stock_functions, once
         self.repeat = -1
         self._file = None
@@ -388,6 +397,7 @@ class Recorder:
         op_type = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
         if self.capturing and not getattr(self._own, "active", False):
             if graph is not None:
+                self._consumed(op_type, inputs, graph)
                 self._traced(op_type, inputs, attrs, outputs, op_name, graph)
             else:
                 self._eager(op_type, inputs, attrs, outputs)
@@ -505,7 +515,7 @@ class Recorder:
                   [_dtype_shape(t) for t in outputs or ()]]
         self._op_records[(key, op_name)] = record
         self._write(record)
-        if op_type in IMPLIED:
+        if op_type in self._implied:
             return
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]
@@ -514,11 +524,33 @@ class Recorder:
             if dtype is not None:
                 with tf.control_dependencies([graph.get_operation_by_name(op_name)]):
                     targets.append((-1, tf.raw_ops.ReadVariableOp(resource=inputs[0], dtype=dtype)))
+        waiting = self._waiting.setdefault(graph, {}) if _defers(graph) and not self.every_output else None
         for slot, tensor in targets:
-            ref = (key, op_name, slot)
-            if ref in self.save:
-                self._emit(tensor, ref, full=True)
-            self._emit(graph_fingerprint(tensor, self.method), ref)
+            if waiting is not None and slot >= 0:
+                waiting[(op_name, slot)] = (tensor, (key, op_name, slot))
+            else:  # a variable's write runs in every call: its read-back is hashed at once
+                self._hash_traced(tensor, (key, op_name, slot))
+
+    def _consumed(self, op_type, inputs, graph):
+        """Hash the outputs an op being traced reads, the first time one reads them. An output
+        nothing reads is left unhashed, so an op nothing needs (the gradient of a model's input,
+        which the tape computes and grappler's pruning removes) is not made to run for it."""
+        waiting = self._waiting.get(graph)
+        if not waiting or op_type in SHAPE_READERS:
+            return
+        for tensor in inputs or ():
+            entry = waiting.pop((tensor.op.name, tensor.value_index), None) if tensor.graph is graph else None
+            if entry is not None:
+                import tensorflow as tf
+
+                # as if made beside the op that made it: its device, none of the reader's control inputs
+                with tf.control_dependencies(None), tf.device(entry[0].op.device or None):
+                    self._hash_traced(*entry)
+
+    def _hash_traced(self, tensor, ref):
+        if ref in self.save:
+            self._emit(tensor, ref, full=True)
+        self._emit(graph_fingerprint(tensor, self.method), ref)
 
     def _emit(self, value, ref, full=False):
         import tensorflow as tf
@@ -588,6 +620,13 @@ def _weak(tensor):
         return weakref.ref(tensor)
     except TypeError:
         return _dead
+
+
+def _defers(graph):
+    """Whether the outputs of ops traced into `graph` wait for a reader before they are hashed:
+    in a tf.function's graph (every op a call needs runs); a TF1 graph a Session runs keeps
+    hashing every output as it is made."""
+    return bool(getattr(graph, "building_function", False))
 
 
 def _is_dataset_function(graph):
