@@ -196,3 +196,35 @@ def test_a_reshaped_output_is_followed_to_the_op_that_made_it_not_blamed_after_i
     # inside the function the Mul and the Sum only spread it (the call's own eager record differs too)
     assert [e.op.op_type for e in comparison.roots if e.key[0] == "g"] == ["RandomUniform"]
     assert {e.op.op_type for e in comparison.spread} >= {"Mul", "Sum"}
+
+
+@pytest.mark.parametrize("returns", [True, False])
+def test_a_gradient_read_only_by_a_nested_function_call_is_hashed_even_as_the_last_op(tmp_path, returns):
+    # a nested tf.function's call op is made without an op callback: its inputs are hashed when
+    # TF adds the function's automatic control dependencies, after its last op
+    variable = tf.Variable([1.0, 2.0, 3.0])
+
+    @tf.function
+    def apply(gradient):
+        variable.assign_sub(0.1 * gradient)
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.sin(variable) * x)
+        apply(tape.gradient(loss, variable))  # the gradient: read by nothing else
+        if returns:
+            return loss
+
+    path = str(tmp_path / "trace.jsonl")
+    recorder = capture.Recorder(path)
+    capture.install(recorder)
+    try:
+        step(tf.ones([3]))
+    finally:
+        capture.uninstall(recorder)
+        recorder.close("finished")
+    run = read_trace(path)
+    gradient = [op for op in run.ops.values() if op.forward and op.forward.startswith("Sin ") and op.op_type == "Mul"]
+    hashed = {e.op.name for e in run.executions if e.key[0] == "g"}
+    assert gradient and all(op.name in hashed for op in gradient)

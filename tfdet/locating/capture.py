@@ -294,7 +294,8 @@ class Recorder:
         self._input_hashes = collections.OrderedDict()
         self._queue = None  # the FIFOQueue graph fingerprints go to: (ref number, bytes), drained per call
         self._queued_refs = []  # ref number -> graph ref (graph, op name, slot)
-        # graph -> {(op name, slot): (output, graph ref)} traced but not read by an op yet (_consumed)
+        # graph -> {(op name, slot): graph ref} of outputs traced but not read by an op yet (_consumed);
+        # no tensor kept, which would keep its graph alive
         self._waiting = weakref.WeakKeyDictionary()
         self._stock = None  # replaced_apis.stock_functions, once
         self.repeat = -1
@@ -397,7 +398,7 @@ class Recorder:
         op_type = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
         if self.capturing and not getattr(self._own, "active", False):
             if graph is not None:
-                self._consumed(op_type, inputs, graph)
+                self._consumed(op_type, inputs, graph, op_name)
                 self._traced(op_type, inputs, attrs, outputs, op_name, graph)
             else:
                 self._eager(op_type, inputs, attrs, outputs)
@@ -524,40 +525,72 @@ class Recorder:
             if dtype is not None:
                 with tf.control_dependencies([graph.get_operation_by_name(op_name)]):
                     targets.append((-1, tf.raw_ops.ReadVariableOp(resource=inputs[0], dtype=dtype)))
-        waiting = self._waiting.setdefault(graph, {}) if _defers(graph) and not self.every_output else None
+        # a gradient op's output waits for a reader (the tape differentiates every input of an op, and
+        # grappler prunes the gradients nothing uses); any other op's is hashed as it is made
+        deferred = record[6] is not None and _defers(graph) and not self.every_output
+        waiting = None
+        if deferred:
+            waiting = self._waiting.get(graph)
+            if waiting is None:  # ops made from here on are scanned for readers (_made_since)
+                waiting = self._waiting[graph] = {None: getattr(graph.get_operation_by_name(op_name), "_id", 0)}
         for slot, tensor in targets:
             if waiting is not None and slot >= 0:
-                waiting[(op_name, slot)] = (tensor, (key, op_name, slot))
+                waiting[(op_name, slot)] = (key, op_name, slot)  # the reader hands the tensor back
             else:  # a variable's write runs in every call: its read-back is hashed at once
                 self._hash_traced(tensor, (key, op_name, slot))
 
-    def _consumed(self, op_type, inputs, graph):
+    def _consumed(self, op_type, inputs, graph, op_name):
         """Hash the outputs an op being traced reads, the first time one reads them. An output
         nothing reads is left unhashed, so an op nothing needs (the gradient of a model's input,
         which the tape computes and grappler's pruning removes) is not made to run for it."""
         waiting = self._waiting.get(graph)
-        if not waiting or op_type in SHAPE_READERS:
+        if not waiting:
             return
-        for tensor in inputs or ():
-            entry = waiting.pop((tensor.op.name, tensor.value_index), None) if tensor.graph is graph else None
-            if entry is not None:
-                import tensorflow as tf
+        # the readers: this op, and the ops made since the last callback in this graph without one
+        # (a nested tf.function's call op is made by graph.create_op, which calls no callback)
+        readers = [] if op_type in SHAPE_READERS else [inputs or ()]
+        readers.extend(op.inputs for op in _made_since(graph, waiting, op_name) if op.type not in SHAPE_READERS)
+        for tensors in readers:
+            for tensor in tensors:
+                ref = waiting.pop((tensor.op.name, tensor.value_index), None) if tensor.graph is graph else None
+                if ref is not None:
+                    import tensorflow as tf
 
-                # as if made beside the op that made it: its device, none of the reader's control inputs
-                with tf.control_dependencies(None), tf.device(entry[0].op.device or None):
-                    self._hash_traced(*entry)
+                    # as if made beside the op that made it: its device, none of the reader's control inputs
+                    with tf.control_dependencies(None), tf.device(tensor.op.device or None):
+                        self._hash_traced(tensor, ref)
 
     def _hash_traced(self, tensor, ref):
-        if ref in self.save:
-            self._emit(tensor, ref, full=True)
-        self._emit(graph_fingerprint(tensor, self.method), ref)
+        """The ops that hash `tensor` (and save it, when asked) into the trace as `ref`."""
+        made = [self._emit(tensor, ref, full=True)] if ref in self.save else []
+        return made + [self._emit(graph_fingerprint(tensor, self.method), ref)]
+
+    def read_silently(self, op):
+        """`op` (made without a callback, as a nested tf.function's call) reads outputs still
+        waiting: hash them now and make `op` wait for their hashes. Called while TF adds a
+        function's automatic control dependencies (_SilentReaders), when no callback may follow."""
+        waiting = self._waiting.get(op.graph)
+        if not waiting or op.type in SHAPE_READERS or not self.capturing:
+            return
+        import tensorflow as tf
+
+        for tensor in op.inputs:
+            ref = waiting.pop((tensor.op.name, tensor.value_index), None)
+            if ref is None:
+                continue
+            self._own.active = True  # the hashes' own ops are not the program's
+            try:
+                with tf.control_dependencies(None), tf.device(tensor.op.device or None):
+                    made = self._hash_traced(tensor, ref)
+            finally:
+                self._own.active = False
+            op._add_control_inputs([m for m in made if m is not None])  # noqa: SLF001 (it runs: they run first)
 
     def _emit(self, value, ref, full=False):
         import tensorflow as tf
 
         if not full and tf.compat.v1.executing_eagerly_outside_functions():
-            self._enqueue(value, ref)
-            return
+            return self._enqueue(value, ref)
         pending = self._pending
 
         def record(array):  # runs inside the graph, on TF's threads: keep it short
@@ -571,7 +604,7 @@ class Recorder:
             return np.int32(0)
 
         # numpy_function, not py_function: the fingerprint arrives as a numpy array, no EagerTensor made
-        tf.numpy_function(record, [value], Tout=tf.int32, stateful=True, name="tfdet_locate")
+        return tf.numpy_function(record, [value], Tout=tf.int32, stateful=True, name="tfdet_locate").op
 
     def _enqueue(self, fingerprint, ref):
         """Put (ref number, fingerprint bytes) on the recorder's queue, in the graph being traced."""
@@ -580,15 +613,16 @@ class Recorder:
         # fingerprint: uint8 [1, 8]; checksum: int64 [3], as its bytes [3, 8]
         data = fingerprint if fingerprint.dtype == tf.uint8 else tf.bitcast(fingerprint, tf.uint8)
         if self._queue is None:
+            own = getattr(self._own, "active", False)
             self._own.active = True  # the queue's creation is not the program's op
             try:
                 with tf.init_scope(), tf.device("/cpu:0"):  # made eagerly, outside every function; no size limit
                     self._queue = tf.queue.FIFOQueue(-1, [tf.int64, tf.uint8], shapes=[[], data.shape],
                                                      name="tfdet_locate_fingerprints")
             finally:
-                self._own.active = False
+                self._own.active = own
         self._queued_refs.append(ref)
-        self._queue.enqueue([tf.constant(len(self._queued_refs) - 1, tf.int64), data], name="tfdet_locate")
+        return self._queue.enqueue([tf.constant(len(self._queued_refs) - 1, tf.int64), data], name="tfdet_locate")
 
     def _drain(self, keep=True):
         """Move what the graphs put on the queue to the records pending (one transfer to the host)."""
@@ -622,6 +656,18 @@ def _weak(tensor):
         return _dead
 
 
+def _made_since(graph, waiting, op_name):
+    """The ops made in `graph` since the last call, up to the op `op_name` being traced (op ids
+    count up; the last id seen is kept in `waiting` under None)."""
+    try:
+        nodes, last = graph._nodes_by_id, graph.get_operation_by_name(op_name)._id  # noqa: SLF001 (no public API)
+    except (AttributeError, KeyError, ValueError):
+        return []
+    first = waiting.get(None, last)
+    waiting[None] = max(first, last)
+    return [nodes[i] for i in range(first + 1, last + 1) if i in nodes]
+
+
 def _defers(graph):
     """Whether the outputs of ops traced into `graph` wait for a reader before they are hashed:
     in a tf.function's graph (every op a call needs runs); a TF1 graph a Session runs keeps
@@ -646,16 +692,45 @@ def _is_xla(graph):
         return False
 
 
+_INSTALLED = weakref.WeakSet()  # the recorders installed: _silent_readers hands them each op
+_SILENT_READERS = []  # [True] once _silent_readers is registered, [False] if this TF cannot
+
+
+def _silent_readers(op, reads, writes):
+    """An ACD resource resolver (TF calls one for every op of a function as it adds the function's
+    automatic control dependencies, after the last op is made): the point where an op made
+    without a callback can still be seen. Changes no resource set."""
+    for recorder in list(_INSTALLED):
+        recorder.read_silently(op)
+    return False
+
+
+def _register_silent_readers():
+    if not _SILENT_READERS:
+        try:
+            from tensorflow.python.framework import auto_control_deps
+
+            auto_control_deps.register_acd_resource_resolver(_silent_readers)
+            _SILENT_READERS.append(True)
+        except (ImportError, AttributeError, KeyError):  # a TF without the hook: every output hashed when made
+            _SILENT_READERS.append(False)
+    return _SILENT_READERS[0]
+
+
 def install(recorder):
     """Register the recorder as this thread's op callback."""
     from tensorflow.python.framework import op_callbacks
 
+    if not _register_silent_readers():
+        recorder.every_output = True
+    _INSTALLED.add(recorder)
     op_callbacks.add_op_callback(recorder)
 
 
 def uninstall(recorder):
     from tensorflow.python.framework import op_callbacks
 
+    _INSTALLED.discard(recorder)
     try:
         op_callbacks.remove_op_callback(recorder)
     except KeyError:
