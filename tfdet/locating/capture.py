@@ -532,7 +532,7 @@ class Recorder:
         if deferred:
             waiting = self._waiting.get(graph)
             if waiting is None:  # ops made from here on are scanned for readers (_made_since)
-                waiting = self._waiting[graph] = {None: getattr(graph.get_operation_by_name(op_name), "_id", 0)}
+                waiting = self._waiting[graph] = {None: _op_id(graph, op_name)}
         for slot, tensor in targets:
             if waiting is not None and slot >= 0:
                 waiting[(op_name, slot)] = (key, op_name, slot)  # the reader hands the tensor back
@@ -656,12 +656,19 @@ def _weak(tensor):
         return _dead
 
 
+def _op_id(graph, op_name):
+    try:
+        return graph.get_operation_by_name(op_name)._id  # noqa: SLF001
+    except (AttributeError, KeyError, ValueError, TypeError):
+        return 0
+
+
 def _made_since(graph, waiting, op_name):
     """The ops made in `graph` since the last call, up to the op `op_name` being traced (op ids
     count up; the last id seen is kept in `waiting` under None)."""
     try:
         nodes, last = graph._nodes_by_id, graph.get_operation_by_name(op_name)._id  # noqa: SLF001 (no public API)
-    except (AttributeError, KeyError, ValueError):
+    except (AttributeError, KeyError, ValueError, TypeError):  # TypeError: an op the callback gets no name of
         return []
     first = waiting.get(None, last)
     waiting[None] = max(first, last)
