@@ -13,7 +13,7 @@ load average before and after. No assertions: this is a measurement.
 
 Variants: fingerprint (tf.fingerprint, the CPU default), checksum (the exact
 int64 sums, the GPU default), and either with "+every" (every output hashed as
-it is made, as capture did before session 10: the outputs of capture.IMPLIED's
+it is made, as capture did before: the outputs of capture.IMPLIED's
 ops too, and outputs nothing reads, which their hash made run).
 """
 

@@ -15,7 +15,10 @@ compared op by op for about the cost of reading each output once:
   function call drains, keeps a tiny numpy_function per output instead;
 - an op that changes a variable and has no output (AssignSubVariableOp,
   ResourceScatterAdd, ...) is followed by a read of the variable, whose
-  fingerprint stands for the op's effect (slot -1).
+  fingerprint stands for the op's effect (slot -1);
+- in a tf.function, a gradient op's output is fingerprinted once an op reads
+  it (one nothing reads, which grappler prunes, is not made to run), and ops
+  that only pass bytes on or read shapes (IMPLIED) are recorded, not hashed.
 
 The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis, outputs]
@@ -283,6 +286,7 @@ class Recorder:
         # before; the benchmark measures what leaving them out saves)
         self.every_output = every_output
         self._implied = frozenset() if every_output else IMPLIED
+        self.defer_gradients = not every_output  # off where TF has no hook to see every reader (install)
         self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
@@ -527,7 +531,7 @@ class Recorder:
                     targets.append((-1, tf.raw_ops.ReadVariableOp(resource=inputs[0], dtype=dtype)))
         # a gradient op's output waits for a reader (the tape differentiates every input of an op, and
         # grappler prunes the gradients nothing uses); any other op's is hashed as it is made
-        deferred = record[6] is not None and _defers(graph) and not self.every_output
+        deferred = record[6] is not None and _defers(graph) and self.defer_gradients
         waiting = None
         if deferred:
             waiting = self._waiting.get(graph)
@@ -729,7 +733,7 @@ def install(recorder):
     from tensorflow.python.framework import op_callbacks
 
     if not _register_silent_readers():
-        recorder.every_output = True
+        recorder.defer_gradients = False
     _INSTALLED.add(recorder)
     op_callbacks.add_op_callback(recorder)
 
