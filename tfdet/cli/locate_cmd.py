@@ -58,7 +58,8 @@ changed) or unexplained, what differs between the environments, and how many
 outputs could not be matched (other TF versions name and arrange ops otherwise).
 exit codes of --record: 0 recorded, 3 nothing recorded; of --compare and
 --between: 0 no difference, 1 a difference, 3 a file that is not a fingerprints
-file (one line naming the file and line) or nothing recorded; and 2, 4, 5, 130
+file (one line naming the file and line), two files fingerprinted differently
+(farmhash64 on a CPU, sums2 on a GPU), or nothing recorded; and 2, 4, 5, 130
 as below.
 
 exit codes: 0 no difference, 1 the runs differed (like diff), 2 usage,

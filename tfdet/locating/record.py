@@ -22,7 +22,7 @@ from ..results.typed import RecordError
 from .api import LocateError, LocateInterrupted
 from .runs import describe_path, run_once, stop_all
 from .sides import Side
-from .trace_file import Execution, OpInfo, Run
+from .trace_file import Execution, OpInfo, Run, fingerprint_used
 
 RUNS = 2
 
@@ -101,7 +101,8 @@ def _records(target, first, second, machine, side, outcomes, argv):
         kind=FINGERPRINTS, schema_version=SCHEMA_VERSION, tfdet_version=__version__, record="header",
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), argv=list(argv if argv is not None else sys.argv),
         target=target.describe(), machine=machine, side=side.items(), runs=RUNS, run_outcomes=outcomes,
-        outputs=len(outputs), outputs_varying=varying, again_missing=missing, notes=notes)
+        outputs=len(outputs), outputs_varying=varying, again_missing=missing, notes=notes,
+        fingerprint=fingerprint_used(first.fingerprint, machine.device))
     return header, ops, outputs
 
 
@@ -128,5 +129,5 @@ def load_run(path):
         again[key] = line.again
     header = recorded.header
     run = Run(path, executions, ops, status="finished", tf_version=header.machine.tf_version,
-              device=header.machine.device)
+              device=header.machine.device, fingerprint=fingerprint_used(header.fingerprint, header.machine.device))
     return recorded, run, again
