@@ -232,3 +232,18 @@ def test_a_gradient_read_only_by_a_nested_function_call_is_hashed_even_as_the_la
     gradient = [op for op in run.ops.values() if op.forward and op.forward.startswith("Sin ") and op.op_type == "Mul"]
     hashed = {e.op.name for e in run.executions if e.key[0] == "g"}
     assert gradient and all(op.name in hashed for op in gradient)
+
+
+def test_a_cpu_recorded_with_sums2_compares_with_a_gpu_file(tmp_path):
+    script = tmp_path / "step.py"
+    script.write_text("import tensorflow as tf\n"
+                      "tf.function(lambda x: tf.reduce_sum(tf.square(x), name='m'))(tf.ones([3]))\n")
+    path = str(tmp_path / "cpu.jsonl")
+    code, out, err = run_cli("locate", "--record", path, "--fingerprint", "sums2", str(script))
+    assert code == 0, err
+    assert json.loads(open(path).readline())["fingerprint"] == "sums2"
+    gpu = _fingerprints_file(tmp_path / "gpu.jsonl", "sums2", device="gpu")
+    code, out, err = run_cli("locate", "--compare", path, gpu)
+    assert code != INVALID_INPUT and "fingerprinted their outputs differently" not in err, err
+    code, out, err = run_cli("locate", "--fingerprint", "sums2", str(script))
+    assert code == 2 and "--fingerprint applies to --record" in err

@@ -87,6 +87,9 @@ def add_parser(commands):
     parser.add_argument("--max-bytes", type=arguments.max_bytes, help="stop capture when a trace reaches this size")
     parser.add_argument("--timeout", type=arguments.timeout, help="seconds before a run is stopped (default: none)")
     parser.add_argument("--patch", action="store_true", help="apply tfdet.patch() in each run before the script")
+    parser.add_argument("--fingerprint", choices=("farmhash64", "sums2"),
+                        help="with --record: how graph outputs are fingerprinted (default: farmhash64 on a CPU, sums2 "
+                        "on a GPU); record a CPU with sums2 to --compare it with a GPU's file")
     parser.add_argument("--no-detail", dest="detail", action="store_false",
                         help="skip the runs that measure the size of the difference")
     parser.add_argument("--traces", metavar="DIR", help="keep the traces in a new directory under DIR "
@@ -152,6 +155,9 @@ def _run(args, out):
                            "apply" % (ignored[0], ", ".join(ignored)), USAGE)
     if not across and args.catalog:
         raise CommandError("--catalog applies to --compare and --between", USAGE)
+    if args.fingerprint and not args.record:
+        raise CommandError("--fingerprint applies to --record (a run and --between fingerprint alike on both sides)",
+                           USAGE)
     if args.compare:
         if args.script:
             raise CommandError("--compare takes two recorded files, not a script (%s)" % args.script, USAGE)
@@ -229,7 +235,10 @@ def _across(args, script_args, out):
         if args.record:
             from ..locating.record import record_target
 
-            header = record_target(target, args.record, **options)
+            from ..locating.capture import FINGERPRINT_IDS
+
+            method = {name: method for method, name in FINGERPRINT_IDS.items()}.get(args.fingerprint)
+            header = record_target(target, args.record, method=method, **options)
             _recorded(header, args.record, out)
             return OK
         from ..locating.between import between_target

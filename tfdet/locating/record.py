@@ -28,9 +28,10 @@ RUNS = 2
 
 
 def record_target(target, path, side=None, steps=None, max_bytes=None, timeout=None, traces=None, progress=None,
-                  argv=None):
+                  argv=None, method=None):
     """Run `target` twice with `side`'s variables and settings, write the fingerprints
-    file `path`, and return its header. LocateError when the first run left nothing
+    file `path`, and return its header. method: capture's fingerprint method (None: the
+    device's default; "checksum" records a CPU with sums2, as a GPU records). LocateError when the first run left nothing
     to record; LocateInterrupted on Ctrl-C; ResultsWriteError when `path` cannot be written."""
     side = side or Side("")
     progress = progress or (lambda message: None)
@@ -44,7 +45,7 @@ def record_target(target, path, side=None, steps=None, max_bytes=None, timeout=N
             progress("run %d of %d%s: %s" % (index + 1, RUNS, (" (%s)" % side.text) if side.text else "",
                                              target.describe()))
             calls = run_once(target, workdir, index, steps=steps, max_bytes=max_bytes, timeout=timeout,
-                             env=side.env, settings=side.settings, describe=index == 0)
+                             env=side.env, settings=side.settings, describe=index == 0, method=method)
             runs.append(calls[0] if calls else (None, None))
         (first, outcome), (second, _) = runs
         if first is None or not first.executions:

@@ -90,8 +90,8 @@ def same_fingerprints(a, b, what_a, what_b):
     if used_a == used_b:
         return None
     return ("%s and %s fingerprinted their outputs differently (%s; %s): their fingerprints cannot be compared; "
-            "a GPU run fingerprints with sums2, a CPU run with farmhash64, an older tfdet's GPU run with sums1"
-            % (what_a, what_b, used_a, used_b))
+            "a GPU run fingerprints with sums2, a CPU run with farmhash64 (record it with --fingerprint sums2 to "
+            "compare it with a GPU's), an older tfdet's GPU run with sums1" % (what_a, what_b, used_a, used_b))
 
 
 def _eager_name(op_type, index):
