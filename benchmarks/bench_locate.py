@@ -1,15 +1,20 @@
 #!/usr/bin/env python
 """What `tfdet locate`'s capture costs a training step, on this machine.
 
-    python benchmarks/bench_locate.py [--rounds R] [--markdown]
+    python benchmarks/bench_locate.py [--rounds R] [--markdown] [--variants fingerprint,checksum,...]
 
-For each step, two tf.functions of the same Python function are traced: one
-without capture, one with the recorder installed (every op output
+For each step, tf.functions of the same Python function are traced: one
+without capture, and one per variant with a recorder installed (every op output
 fingerprinted). They run in interleaved rounds, and the table gives the ratio
 of the medians (captured / plain) with a 95% bootstrap interval
 (tfdet.results.stats.ratio_interval), in wall time and in the process's CPU
-time (which other users of a loaded machine inflate less). No assertions:
-this is a measurement.
+time (which other users of a loaded machine inflate less), and the 1-minute
+load average before and after. No assertions: this is a measurement.
+
+Variants: fingerprint (tf.fingerprint, the CPU default), checksum (the exact
+int64 sums, the GPU default), and either with "+every" (every output hashed as
+it is made, as capture did before: the outputs of capture.IMPLIED's
+ops too, and outputs nothing reads, which their hash made run).
 """
 
 import argparse
@@ -70,40 +75,62 @@ def small_cnn_step():
 STEPS = {"crop_and_resize gradient step": crop_and_resize_step, "small Keras CNN, batch 64": small_cnn_step}
 
 
-def measure(make, rounds, workdir):
+VARIANTS = ("fingerprint",)
+
+
+def _recorder(variant, path):
+    method, _, extra = variant.partition("+")
+    return capture.Recorder(path, method=method, every_output=extra == "every")
+
+
+def measure(make, rounds, workdir, variants=VARIANTS):
+    """{name: [seconds]} for "plain" and each variant (and "NAME cpu" for CPU time), and the
+    trace bytes per step of the first variant."""
     python_step = make()
     plain = tf.function(python_step)
     plain()  # traced without capture
-    recorder = capture.Recorder(os.path.join(workdir, "trace.jsonl"))
-    capture.install(recorder)
+    functions, recorders = {"plain": plain}, []
+    for variant in variants:
+        recorder = _recorder(variant, os.path.join(workdir, "%d.trace.jsonl" % len(recorders)))
+        recorders.append(recorder)
+        capture.install(recorder)
+        try:
+            functions[variant] = tf.function(python_step)
+            functions[variant]()  # traced with capture: fingerprint ops beside every op
+        finally:
+            capture.uninstall(recorder)
+    for recorder in recorders:  # each drains its own queue at every call, whichever function ran
+        capture.install(recorder)
     try:
-        captured = tf.function(python_step)
-        captured()  # traced with capture: fingerprint ops beside every op
-        times = {"plain": [], "captured": [], "plain cpu": [], "captured cpu": []}
+        times = {}
         for _ in range(rounds):
-            for name, function in (("plain", plain), ("captured", captured)):
+            for name, function in functions.items():
                 started, cpu = time.perf_counter(), time.process_time()
                 function()
-                times[name].append(time.perf_counter() - started)
-                times[name + " cpu"].append(time.process_time() - cpu)
+                times.setdefault(name, []).append(time.perf_counter() - started)
+                times.setdefault(name + " cpu", []).append(time.process_time() - cpu)
     finally:
-        capture.uninstall(recorder)
-        recorder.close("finished")
-    return times, os.path.getsize(os.path.join(workdir, "trace.jsonl")) / (rounds + 1)
+        for recorder in recorders:
+            capture.uninstall(recorder)
+            recorder.close("finished")
+    return times, os.path.getsize(os.path.join(workdir, "0.trace.jsonl")) / (rounds + 1)
 
 
-def results(rounds=30, steps=None):
-    """One dict per step: plain median (ms), wall and CPU ratio intervals, trace KB per step."""
+def results(rounds=30, steps=None, variants=VARIANTS):
+    """One dict per step and variant: plain median (ms), wall and CPU ratio intervals, trace KB
+    per step (of the first variant), the load before and after."""
     rows = []
     for name, make in STEPS.items():
         if steps is not None and name not in steps:
             continue
+        load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as workdir:
-            times, bytes_per_step = measure(make, rounds, workdir)
-        rows.append({"step": name, "plain_ms": stats.median(times["plain"]) * 1e3,
-                     "wall": stats.ratio_interval(times["plain"], times["captured"]),
-                     "cpu": stats.ratio_interval(times["plain cpu"], times["captured cpu"]),
-                     "trace_kb": bytes_per_step / 1024})
+            times, bytes_per_step = measure(make, rounds, workdir, variants)
+        for variant in variants:
+            rows.append({"step": name, "variant": variant, "plain_ms": stats.median(times["plain"]) * 1e3,
+                         "wall": stats.ratio_interval(times["plain"], times[variant]),
+                         "cpu": stats.ratio_interval(times["plain cpu"], times[variant + " cpu"]),
+                         "trace_kb": bytes_per_step / 1024, "load": (load, os.getloadavg()[0])})
         sys.stderr.write("done: %s\n" % name)
     return rows
 
@@ -112,23 +139,27 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="comma-separated: fingerprint, checksum, fingerprint+every, checksum+every")
+    parser.add_argument("--only", help="the steps whose name contains this text")
     options = parser.parse_args()
-    rows = results(options.rounds)
-    header = ("step", "plain (ms)", "captured / plain", "95% interval", "CPU time ratio", "trace per step")
+    variants = tuple(v.strip() for v in options.variants.split(",") if v.strip())
+    steps = [name for name in STEPS if options.only is None or options.only in name]
+    rows = results(options.rounds, steps, variants)
+    header = ("step", "variant", "plain (ms)", "captured / plain", "95% interval", "CPU time ratio", "trace per step",
+              "load")
     if options.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
-        for row in rows:
-            wall, cpu = row["wall"], row["cpu"]
-            print("| %s | %.1f | %.2fx | [%.2f, %.2f] | %.2fx [%.2f, %.2f] | %.1f KB |" % (
-                row["step"], row["plain_ms"], wall["ratio"], wall["low"], wall["high"], cpu["ratio"], cpu["low"],
-                cpu["high"], row["trace_kb"]))
-    else:
-        for row in rows:
-            wall, cpu = row["wall"], row["cpu"]
-            print("%-32s plain %7.1f ms   captured %.2fx [%.2f, %.2f]   CPU %.2fx [%.2f, %.2f]   trace %.1f KB/step" % (
-                row["step"], row["plain_ms"], wall["ratio"], wall["low"], wall["high"], cpu["ratio"], cpu["low"],
-                cpu["high"], row["trace_kb"]))
+    for row in rows:
+        wall, cpu = row["wall"], row["cpu"]
+        values = (row["step"], row["variant"], row["plain_ms"], wall["ratio"], wall["low"], wall["high"], cpu["ratio"],
+                  cpu["low"], cpu["high"], row["trace_kb"]) + row["load"]
+        if options.markdown:
+            print("| %s | %s | %.1f | %.2fx | [%.2f, %.2f] | %.2fx [%.2f, %.2f] | %.1f KB | %.1f-%.1f |" % values)
+        else:
+            print("%-32s %-20s plain %7.1f ms   captured %.2fx [%.2f, %.2f]   CPU %.2fx [%.2f, %.2f]   "
+                  "trace %.1f KB/step   load %.1f-%.1f" % values)
 
 
 if __name__ == "__main__":

@@ -219,7 +219,7 @@ def locate_figures(quick):
         if cnn:
             met = wall["ratio"] <= LOCATE_TARGET
             figures.append(Figure("locate capture: %s" % row["step"], value, "<= 1.5x the step (issue 30)", met,
-                                  "" if met else "hashing every output's bytes in the graph (docs/topics/locate.md)"))
+                                  "" if met else "keeping and hashing every read output in the graph (docs/topics/locate.md)"))
         else:
             figures.append(Figure("locate capture: %s" % row["step"], value, "- (no target)", None, ""))
     return figures

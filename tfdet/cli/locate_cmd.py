@@ -58,7 +58,8 @@ changed) or unexplained, what differs between the environments, and how many
 outputs could not be matched (other TF versions name and arrange ops otherwise).
 exit codes of --record: 0 recorded, 3 nothing recorded; of --compare and
 --between: 0 no difference, 1 a difference, 3 a file that is not a fingerprints
-file (one line naming the file and line) or nothing recorded; and 2, 4, 5, 130
+file (one line naming the file and line), two files fingerprinted differently
+(farmhash64 on a CPU, sums2 on a GPU), or nothing recorded; and 2, 4, 5, 130
 as below.
 
 exit codes: 0 no difference, 1 the runs differed (like diff), 2 usage,
@@ -86,6 +87,9 @@ def add_parser(commands):
     parser.add_argument("--max-bytes", type=arguments.max_bytes, help="stop capture when a trace reaches this size")
     parser.add_argument("--timeout", type=arguments.timeout, help="seconds before a run is stopped (default: none)")
     parser.add_argument("--patch", action="store_true", help="apply tfdet.patch() in each run before the script")
+    parser.add_argument("--fingerprint", choices=("farmhash64", "sums2"),
+                        help="with --record: how graph outputs are fingerprinted (default: farmhash64 on a CPU, sums2 "
+                        "on a GPU); record a CPU with sums2 to --compare it with a GPU's file")
     parser.add_argument("--no-detail", dest="detail", action="store_false",
                         help="skip the runs that measure the size of the difference")
     parser.add_argument("--traces", metavar="DIR", help="keep the traces in a new directory under DIR "
@@ -151,6 +155,9 @@ def _run(args, out):
                            "apply" % (ignored[0], ", ".join(ignored)), USAGE)
     if not across and args.catalog:
         raise CommandError("--catalog applies to --compare and --between", USAGE)
+    if args.fingerprint and not args.record:
+        raise CommandError("--fingerprint applies to --record (a run and --between fingerprint alike on both sides)",
+                           USAGE)
     if args.compare:
         if args.script:
             raise CommandError("--compare takes two recorded files, not a script (%s)" % args.script, USAGE)
@@ -228,7 +235,10 @@ def _across(args, script_args, out):
         if args.record:
             from ..locating.record import record_target
 
-            header = record_target(target, args.record, **options)
+            from ..locating.capture import FINGERPRINT_IDS
+
+            method = {name: method for method, name in FINGERPRINT_IDS.items()}.get(args.fingerprint)
+            header = record_target(target, args.record, method=method, **options)
             _recorded(header, args.record, out)
             return OK
         from ..locating.between import between_target

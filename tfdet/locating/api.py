@@ -17,6 +17,7 @@ from ..results import stats
 from ..results.locate_records import KIND, SCHEMA_VERSION, Difference, LocateResult, Spread
 from . import align, measure
 from .runs import Target, function_target, run_once, stop_all
+from .trace_file import same_fingerprints
 
 MAX_SPREAD = 12
 MAX_OTHER_ROOTS = 5
@@ -273,6 +274,10 @@ def _locate(target, runs, repeats, workdir, keep, detail, jobs, options, progres
     for call, (base_index, base), others in pairs:
         position = None
         for index, run in others:
+            refused = same_fingerprints((base.fingerprint, base.device), (run.fingerprint, run.device), base.path,
+                                        run.path)
+            if refused:  # one tfdet writes every run of a locate alike: only a trace from elsewhere differs
+                raise LocateError(refused)
             comparison = align.compare(base, run)
             comparisons.append(comparison)
             compared_whole += base.status == "finished" and run.status == "finished"

@@ -13,11 +13,13 @@ import shutil
 import tempfile
 
 from .. import __version__
+from ..results import ResultsError
 from ..results.between_records import BETWEEN, SCHEMA_VERSION, BetweenResult, FirstDifference, Unmatched
 from . import align, crossalign
 from .capture import function_key
 from .record import load_run, record_target
 from .sides import settings_changed
+from .trace_file import same_fingerprints
 
 MAX_OTHER_ROOTS = 5
 # Machine fields that say nothing about what the kernels compute.
@@ -83,6 +85,9 @@ def compare_files(path_a, path_b, label_a=None, label_b=None, catalogue=None):
     recorded_a, run_a, again_a = load_run(path_a)
     recorded_b, run_b, again_b = load_run(path_b)
     header_a, header_b = recorded_a.header, recorded_b.header
+    refused = same_fingerprints((run_a.fingerprint, run_a.device), (run_b.fingerprint, run_b.device), path_a, path_b)
+    if refused:
+        raise ResultsError(refused)
     notes = []
     if _program(header_a.target) != _program(header_b.target):  # machines keep it in other directories
         notes.append("the two files recorded different programs (%s; %s)" % (header_a.target, header_b.target))

@@ -15,7 +15,10 @@ compared op by op for about the cost of reading each output once:
   function call drains, keeps a tiny numpy_function per output instead;
 - an op that changes a variable and has no output (AssignSubVariableOp,
   ResourceScatterAdd, ...) is followed by a read of the variable, whose
-  fingerprint stands for the op's effect (slot -1).
+  fingerprint stands for the op's effect (slot -1);
+- in a tf.function, a gradient op's output is fingerprinted once an op reads
+  it (one nothing reads, which grappler prunes, is not made to run), and ops
+  that only pass bytes on or read shapes (IMPLIED) are recorded, not hashed.
 
 The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis, outputs]
@@ -34,7 +37,9 @@ The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["call", function]                                                      a top-level tf.function call ended
   ["save", key, path]                                                     an output saved in full (detail pass;
                                                                           key as in trace_file.py)
-  ["start", tf version, device]                                           the first record
+  ["start", tf version, device, fingerprint]                              the first record; fingerprint: how the
+                                                                          graph outputs were fingerprinted
+                                                                          (FINGERPRINT_IDS: farmhash64, sums2)
   ["end", status, detail, stopped_by, seconds]                            the program ended (finished, raised,
                                                                           interrupted); stopped_by: steps, max-bytes;
                                                                           seconds: how long this call took
@@ -71,7 +76,19 @@ SKIPPED = frozenset((
     # loop makes one per dataset iteration): an identity, not data
     "IteratorToStringHandle", "MultiDeviceIteratorToStringHandle",
 ))
+# Ops whose outputs their inputs' fingerprints already fix, and which cannot make a
+# difference themselves: the bytes they return are their inputs' (a view, a copy), or the
+# inputs' shapes. Their "op" records are written (the alignment follows them to their
+# inputs, as for an op with no fingerprint) but their outputs are not hashed: on the Keras
+# CNN step about a quarter of the outputs, each a few graph nodes per step.
+IMPLIED = frozenset((
+    "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "EnsureShape", "CheckNumerics", "CheckNumericsV2",
+    "Reshape", "ExpandDims", "Squeeze", "Shape", "ShapeN", "Size", "Rank",
+))
 UNHASHABLE = ("resource", "variant")
+# Ops that read their inputs' shapes, not their values: reading an output only through them
+# does not make it needed (grappler folds a static shape to a constant).
+SHAPE_READERS = frozenset(("Shape", "ShapeN", "Size", "Rank"))
 _SUFFIX = re.compile(r"_\d+$")
 
 
@@ -135,12 +152,21 @@ def host_fingerprint(array):
     return digest.hexdigest()
 
 
+# What each method's fingerprints are, as a trace and a fingerprints file name it: two
+# runs fingerprinted differently cannot be compared output by output.
+FINGERPRINT_IDS = {"fingerprint": "farmhash64", "checksum": "sums2"}
+
+# splitmix64's constants (Steele, Lea, Flood, "Fast splittable pseudorandom number
+# generators", OOPSLA 2014), as the signed int64 values TF computes with.
+_GOLDEN, _MIX1, _MIX2 = (c - 2 ** 64 for c in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB))
+
+
 def graph_fingerprint(tensor, method="fingerprint"):
     """A small tensor fingerprinting `tensor`'s bytes, computed in the graph.
 
     "fingerprint": TF's farmhash over the raw bytes (CPU kernel only);
-    "checksum": two integer sums that stay on the device (on a GPU no tensor is
-    copied to the host); integer sums are exact, so their order cannot change them.
+    "checksum": exact int64 sums that stay on the device (on a GPU no tensor is
+    copied to the host; sums_fingerprint says what they see).
     """
     import tensorflow as tf
 
@@ -148,17 +174,67 @@ def graph_fingerprint(tensor, method="fingerprint"):
         # the bytes only (tf.fingerprint hashes a number's bytes as they are: no bitcast needed);
         # the shape is the same in two runs of one program (the alignment says when not)
         return tf.fingerprint(tf.reshape(tensor, [1, -1]))
+    return sums_fingerprint(tensor)
+
+
+def _wrap(number):
+    """A Python integer as the signed 64-bit integer it wraps around to."""
+    return (number + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
+def _mix(values):
+    """splitmix64's finalizer over int64 `values` (wrap-around arithmetic; a logical shift
+    is an arithmetic one masked): a pseudo-random odd number per value."""
+    import tensorflow as tf
+
+    def shift_xor(x, bits):
+        logical = tf.bitwise.bitwise_and(tf.bitwise.right_shift(x, tf.constant(bits, tf.int64)),
+                                         tf.constant(2 ** (64 - bits) - 1, tf.int64))
+        return tf.bitwise.bitwise_xor(x, logical)
+
+    x = (values + 1) * tf.constant(_GOLDEN, tf.int64)
+    x = shift_xor(x, 30) * tf.constant(_MIX1, tf.int64)
+    x = shift_xor(x, 27) * tf.constant(_MIX2, tf.int64)
+    return tf.bitwise.bitwise_or(shift_xor(x, 31), tf.constant(1, tf.int64))
+
+
+def words(tensor):
+    """The tensor's bytes as int64 numbers of at most 32 bits each (a wider word is split):
+    the differences of two such words are below 2**32, so a 64-bit sum keeps them apart."""
+    import tensorflow as tf
+
     dtype = tensor.dtype
-    if dtype == tf.bool:
+    if dtype == tf.string:  # a farmhash per string, as two 32-bit words (strings live on the host)
+        tensor, dtype = tf.bitcast(tf.reshape(tf.fingerprint(tf.reshape(tensor, [-1])), [-1, 2, 4]), tf.int32), tf.int32
+    elif dtype == tf.bool:
         tensor, dtype = tf.cast(tensor, tf.uint8), tf.uint8
-    if dtype.is_floating or dtype.is_complex:
-        width = {2: tf.int16, 4: tf.int32, 8: tf.int64, 16: tf.int64}[dtype.size]
-        tensor = tf.bitcast(tensor, width)
-    if dtype == tf.string:
-        tensor = tf.strings.to_hash_bucket_fast(tensor, 2 ** 62)
-    flat = tf.reshape(tf.cast(tensor, tf.int64), [-1])
-    weights = tf.range(1, tf.size(flat, out_type=tf.int64) * 2 + 1, 2, dtype=tf.int64)
-    return tf.stack([tf.reduce_sum(flat), tf.reduce_sum(flat * weights), tf.size(flat, out_type=tf.int64)])
+    if dtype.size > 4:  # float64, int64, complex64/128: their 32-bit halves
+        tensor = tf.bitcast(tensor, tf.int32)
+    elif dtype.is_floating or dtype.is_complex or dtype.is_quantized:  # their bits, as an integer
+        tensor = tf.bitcast(tensor, {1: tf.int8, 2: tf.int16, 4: tf.int32}[dtype.size])
+    return tf.reshape(tf.cast(tensor, tf.int64), [-1])
+
+
+def sums_fingerprint(tensor):
+    """[S0, S1, shape] (int64, wrap-around): S0 the sum of the words w_i (words()), S1 the
+    sum of w_i * m_i with m_i a pseudo-random odd 64-bit number per position (_mix), and a
+    weighted sum of the shape and the dtype.
+
+    Integer sums are exact, so the order a device adds in cannot change them. One changed
+    bit changes a word by +-2**k (k < 32) and S1 by 2**k * m_i, never 0 mod 2**64 (m_i odd).
+    Two different words swapped change S1 by (w_i - w_j)(m_i - m_j): 0 mod 2**64 only when
+    2**64 divides it, and |w_i - w_j| < 2**32, so only when 2**33 divides m_i - m_j: about
+    one chance in 2**32 per pair. The weights are a function of the position computed in
+    the graph; for a static shape grappler's constant folding makes them a constant once.
+    """
+    import tensorflow as tf
+
+    flat = words(tensor)
+    weights = _mix(tf.range(tf.size(flat, out_type=tf.int64), dtype=tf.int64))
+    shape = tf.shape(tensor, out_type=tf.int64)
+    described = tf.reduce_sum(shape * _mix(tf.range(tf.size(shape, out_type=tf.int64), dtype=tf.int64) + 2 ** 40))
+    described += tf.size(shape, out_type=tf.int64) * _MIX1 + _wrap(tensor.dtype.as_datatype_enum * _GOLDEN)
+    return tf.stack([tf.reduce_sum(flat), tf.reduce_sum(flat * weights), described])
 
 
 def _variable_dtype(attrs):
@@ -194,7 +270,7 @@ def _mutates_variable(op_type, inputs, outputs):
 class Recorder:
     """The op callback and the trace it writes. One per process."""
 
-    def __init__(self, path, steps=None, max_bytes=None, save=(), save_dir=None, method=None):
+    def __init__(self, path, steps=None, max_bytes=None, save=(), save_dir=None, method=None, every_output=False):
         self.path = path
         self.steps = steps
         self.max_bytes = max_bytes
@@ -206,6 +282,11 @@ class Recorder:
         # on a GPU, sums computed on the device: no output is copied to the host to be fingerprinted
         self.method = method or ("checksum" if self.device == "gpu" else "fingerprint")
         self.tf_version = tf.__version__
+        # every_output: hash every output as it is made, IMPLIED ops' and unread ones too (as capture did
+        # before; the benchmark measures what leaving them out saves)
+        self.every_output = every_output
+        self._implied = frozenset() if every_output else IMPLIED
+        self.defer_gradients = not every_output  # off where TF has no hook to see every reader (install)
         self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
@@ -217,6 +298,9 @@ class Recorder:
         self._input_hashes = collections.OrderedDict()
         self._queue = None  # the FIFOQueue graph fingerprints go to: (ref number, bytes), drained per call
         self._queued_refs = []  # ref number -> graph ref (graph, op name, slot)
+        # graph -> {(op name, slot): graph ref} of outputs traced but not read by an op yet (_consumed);
+        # no tensor kept, which would keep its graph alive
+        self._waiting = weakref.WeakKeyDictionary()
         self._stock = None  # replaced_apis.stock_functions, once
         self.repeat = -1
         self._file = None
@@ -237,7 +321,7 @@ class Recorder:
         except OSError as error:
             self._failed(error)
             return
-        self._write(["start", self.tf_version, self.device])
+        self._write(["start", self.tf_version, self.device, FINGERPRINT_IDS[self.method]])
         for record in list(self._op_records.values()):
             self._write(record)
 
@@ -318,6 +402,7 @@ class Recorder:
         op_type = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
         if self.capturing and not getattr(self._own, "active", False):
             if graph is not None:
+                self._consumed(op_type, inputs, graph, op_name)
                 self._traced(op_type, inputs, attrs, outputs, op_name, graph)
             else:
                 self._eager(op_type, inputs, attrs, outputs)
@@ -437,6 +522,8 @@ class Recorder:
         self._write(record)
         if _in_loop_gradient(graph):
             return  # recorded, not fingerprinted: the loop gradient's outputs are, where the loop returns
+        if op_type in self._implied:
+            return
         targets = [(slot, tensor) for slot, tensor in enumerate(outputs or ())
                    if tensor.dtype.name not in UNHASHABLE]
         if _mutates_variable(op_type, inputs, outputs):
@@ -444,18 +531,72 @@ class Recorder:
             if dtype is not None:
                 with tf.control_dependencies([graph.get_operation_by_name(op_name)]):
                     targets.append((-1, tf.raw_ops.ReadVariableOp(resource=inputs[0], dtype=dtype)))
+        # a gradient op's output waits for a reader (the tape differentiates every input of an op, and
+        # grappler prunes the gradients nothing uses); any other op's is hashed as it is made
+        deferred = record[6] is not None and _defers(graph) and self.defer_gradients
+        waiting = None
+        if deferred:
+            waiting = self._waiting.get(graph)
+            if waiting is None:  # ops made from here on are scanned for readers (_made_since)
+                waiting = self._waiting[graph] = {None: _op_id(graph, op_name)}
         for slot, tensor in targets:
-            ref = (key, op_name, slot)
-            if ref in self.save:
-                self._emit(tensor, ref, full=True)
-            self._emit(graph_fingerprint(tensor, self.method), ref)
+            if waiting is not None and slot >= 0:
+                waiting[(op_name, slot)] = (key, op_name, slot)  # the reader hands the tensor back
+            else:  # a variable's write runs in every call: its read-back is hashed at once
+                self._hash_traced(tensor, (key, op_name, slot))
+
+    def _consumed(self, op_type, inputs, graph, op_name):
+        """Hash the outputs an op being traced reads, the first time one reads them. An output
+        nothing reads is left unhashed, so an op nothing needs (the gradient of a model's input,
+        which the tape computes and grappler's pruning removes) is not made to run for it."""
+        waiting = self._waiting.get(graph)
+        if not waiting:
+            return
+        # the readers: this op, and the ops made since the last callback in this graph without one
+        # (a nested tf.function's call op is made by graph.create_op, which calls no callback)
+        readers = [] if op_type in SHAPE_READERS else [inputs or ()]
+        readers.extend(op.inputs for op in _made_since(graph, waiting, op_name) if op.type not in SHAPE_READERS)
+        for tensors in readers:
+            for tensor in tensors:
+                ref = waiting.pop((tensor.op.name, tensor.value_index), None) if tensor.graph is graph else None
+                if ref is not None:
+                    import tensorflow as tf
+
+                    # as if made beside the op that made it: its device, none of the reader's control inputs
+                    with tf.control_dependencies(None), tf.device(tensor.op.device or None):
+                        self._hash_traced(tensor, ref)
+
+    def _hash_traced(self, tensor, ref):
+        """The ops that hash `tensor` (and save it, when asked) into the trace as `ref`."""
+        made = [self._emit(tensor, ref, full=True)] if ref in self.save else []
+        return made + [self._emit(graph_fingerprint(tensor, self.method), ref)]
+
+    def read_silently(self, op):
+        """`op` (made without a callback, as a nested tf.function's call) reads outputs still
+        waiting: hash them now and make `op` wait for their hashes. Called while TF adds a
+        function's automatic control dependencies (_SilentReaders), when no callback may follow."""
+        waiting = self._waiting.get(op.graph)
+        if not waiting or op.type in SHAPE_READERS or not self.capturing:
+            return
+        import tensorflow as tf
+
+        for tensor in op.inputs:
+            ref = waiting.pop((tensor.op.name, tensor.value_index), None)
+            if ref is None:
+                continue
+            self._own.active = True  # the hashes' own ops are not the program's
+            try:
+                with tf.control_dependencies(None), tf.device(tensor.op.device or None):
+                    made = self._hash_traced(tensor, ref)
+            finally:
+                self._own.active = False
+            op._add_control_inputs([m for m in made if m is not None])  # noqa: SLF001 (it runs: they run first)
 
     def _emit(self, value, ref, full=False):
         import tensorflow as tf
 
         if not full and tf.compat.v1.executing_eagerly_outside_functions():
-            self._enqueue(value, ref)
-            return
+            return self._enqueue(value, ref)
         pending = self._pending
 
         def record(array):  # runs inside the graph, on TF's threads: keep it short
@@ -469,7 +610,7 @@ class Recorder:
             return np.int32(0)
 
         # numpy_function, not py_function: the fingerprint arrives as a numpy array, no EagerTensor made
-        tf.numpy_function(record, [value], Tout=tf.int32, stateful=True, name="tfdet_locate")
+        return tf.numpy_function(record, [value], Tout=tf.int32, stateful=True, name="tfdet_locate").op
 
     def _enqueue(self, fingerprint, ref):
         """Put (ref number, fingerprint bytes) on the recorder's queue, in the graph being traced."""
@@ -478,15 +619,16 @@ class Recorder:
         # fingerprint: uint8 [1, 8]; checksum: int64 [3], as its bytes [3, 8]
         data = fingerprint if fingerprint.dtype == tf.uint8 else tf.bitcast(fingerprint, tf.uint8)
         if self._queue is None:
+            own = getattr(self._own, "active", False)
             self._own.active = True  # the queue's creation is not the program's op
             try:
                 with tf.init_scope(), tf.device("/cpu:0"):  # made eagerly, outside every function; no size limit
                     self._queue = tf.queue.FIFOQueue(-1, [tf.int64, tf.uint8], shapes=[[], data.shape],
                                                      name="tfdet_locate_fingerprints")
             finally:
-                self._own.active = False
+                self._own.active = own
         self._queued_refs.append(ref)
-        self._queue.enqueue([tf.constant(len(self._queued_refs) - 1, tf.int64), data], name="tfdet_locate")
+        return self._queue.enqueue([tf.constant(len(self._queued_refs) - 1, tf.int64), data], name="tfdet_locate")
 
     def _drain(self, keep=True):
         """Move what the graphs put on the queue to the records pending (one transfer to the host)."""
@@ -533,6 +675,32 @@ def _weak(tensor):
         return _dead
 
 
+def _op_id(graph, op_name):
+    try:
+        return graph.get_operation_by_name(op_name)._id  # noqa: SLF001
+    except (AttributeError, KeyError, ValueError, TypeError):
+        return 0
+
+
+def _made_since(graph, waiting, op_name):
+    """The ops made in `graph` since the last call, up to the op `op_name` being traced (op ids
+    count up; the last id seen is kept in `waiting` under None)."""
+    try:
+        nodes, last = graph._nodes_by_id, graph.get_operation_by_name(op_name)._id  # noqa: SLF001 (no public API)
+    except (AttributeError, KeyError, ValueError, TypeError):  # TypeError: an op the callback gets no name of
+        return []
+    first = waiting.get(None, last)
+    waiting[None] = max(first, last)
+    return [nodes[i] for i in range(first + 1, last + 1) if i in nodes]
+
+
+def _defers(graph):
+    """Whether the outputs of ops traced into `graph` wait for a reader before they are hashed:
+    in a tf.function's graph (every op a call needs runs); a TF1 graph a Session runs keeps
+    hashing every output as it is made."""
+    return bool(getattr(graph, "building_function", False))
+
+
 def _is_dataset_function(graph):
     # tf.data traces its functions in graphs it names after the dataset op; they
     # run on tf.data's threads, where a per-op order between runs means nothing.
@@ -550,16 +718,45 @@ def _is_xla(graph):
         return False
 
 
+_INSTALLED = weakref.WeakSet()  # the recorders installed: _silent_readers hands them each op
+_SILENT_READERS = []  # [True] once _silent_readers is registered, [False] if this TF cannot
+
+
+def _silent_readers(op, reads, writes):
+    """An ACD resource resolver (TF calls one for every op of a function as it adds the function's
+    automatic control dependencies, after the last op is made): the point where an op made
+    without a callback can still be seen. Changes no resource set."""
+    for recorder in list(_INSTALLED):
+        recorder.read_silently(op)
+    return False
+
+
+def _register_silent_readers():
+    if not _SILENT_READERS:
+        try:
+            from tensorflow.python.framework import auto_control_deps
+
+            auto_control_deps.register_acd_resource_resolver(_silent_readers)
+            _SILENT_READERS.append(True)
+        except (ImportError, AttributeError, KeyError):  # a TF without the hook: every output hashed when made
+            _SILENT_READERS.append(False)
+    return _SILENT_READERS[0]
+
+
 def install(recorder):
     """Register the recorder as this thread's op callback."""
     from tensorflow.python.framework import op_callbacks
 
+    if not _register_silent_readers():
+        recorder.defer_gradients = False
+    _INSTALLED.add(recorder)
     op_callbacks.add_op_callback(recorder)
 
 
 def uninstall(recorder):
     from tensorflow.python.framework import op_callbacks
 
+    _INSTALLED.discard(recorder)
     try:
         op_callbacks.remove_op_callback(recorder)
     except KeyError:

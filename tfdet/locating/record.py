@@ -22,15 +22,16 @@ from ..results.typed import RecordError
 from .api import LocateError, LocateInterrupted
 from .runs import describe_path, run_once, stop_all
 from .sides import Side
-from .trace_file import Execution, OpInfo, Run
+from .trace_file import Execution, OpInfo, Run, fingerprint_used
 
 RUNS = 2
 
 
 def record_target(target, path, side=None, steps=None, max_bytes=None, timeout=None, traces=None, progress=None,
-                  argv=None):
+                  argv=None, method=None):
     """Run `target` twice with `side`'s variables and settings, write the fingerprints
-    file `path`, and return its header. LocateError when the first run left nothing
+    file `path`, and return its header. method: capture's fingerprint method (None: the
+    device's default; "checksum" records a CPU with sums2, as a GPU records). LocateError when the first run left nothing
     to record; LocateInterrupted on Ctrl-C; ResultsWriteError when `path` cannot be written."""
     side = side or Side("")
     progress = progress or (lambda message: None)
@@ -44,7 +45,7 @@ def record_target(target, path, side=None, steps=None, max_bytes=None, timeout=N
             progress("run %d of %d%s: %s" % (index + 1, RUNS, (" (%s)" % side.text) if side.text else "",
                                              target.describe()))
             calls = run_once(target, workdir, index, steps=steps, max_bytes=max_bytes, timeout=timeout,
-                             env=side.env, settings=side.settings, describe=index == 0)
+                             env=side.env, settings=side.settings, describe=index == 0, method=method)
             runs.append(calls[0] if calls else (None, None))
         (first, outcome), (second, _) = runs
         if first is None or not first.executions:
@@ -101,7 +102,8 @@ def _records(target, first, second, machine, side, outcomes, argv):
         kind=FINGERPRINTS, schema_version=SCHEMA_VERSION, tfdet_version=__version__, record="header",
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), argv=list(argv if argv is not None else sys.argv),
         target=target.describe(), machine=machine, side=side.items(), runs=RUNS, run_outcomes=outcomes,
-        outputs=len(outputs), outputs_varying=varying, again_missing=missing, notes=notes)
+        outputs=len(outputs), outputs_varying=varying, again_missing=missing, notes=notes,
+        fingerprint=fingerprint_used(first.fingerprint, machine.device))
     return header, ops, outputs
 
 
@@ -128,5 +130,5 @@ def load_run(path):
         again[key] = line.again
     header = recorded.header
     run = Run(path, executions, ops, status="finished", tf_version=header.machine.tf_version,
-              device=header.machine.device)
+              device=header.machine.device, fingerprint=fingerprint_used(header.fingerprint, header.machine.device))
     return recorded, run, again

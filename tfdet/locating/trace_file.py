@@ -66,9 +66,32 @@ class Run:
     saved: Dict[Tuple, str] = field(default_factory=dict)
     tf_version: Optional[str] = None
     device: Optional[str] = None
+    fingerprint: Optional[str] = None  # how graph outputs were fingerprinted (capture.FINGERPRINT_IDS); None: not said
 
     def by_key(self):
         return {execution.key: execution for execution in self.executions}
+
+
+# What a trace or a fingerprints file that does not say how its graph outputs were
+# fingerprinted used: farmhash on a CPU; on a GPU the integer sums of before sums2.
+_BEFORE_THE_FIELD = {"cpu": "farmhash64", "gpu": "sums1"}
+
+
+def fingerprint_used(fingerprint, device):
+    """How graph outputs were fingerprinted (capture.FINGERPRINT_IDS), said or, for a file
+    from before the field, implied by its device."""
+    return fingerprint or _BEFORE_THE_FIELD.get(device or "cpu")
+
+
+def same_fingerprints(a, b, what_a, what_b):
+    """None when two runs' graph outputs were fingerprinted alike, else the one line that
+    says they cannot be compared (a, b: (fingerprint, device))."""
+    used_a, used_b = fingerprint_used(*a), fingerprint_used(*b)
+    if used_a == used_b:
+        return None
+    return ("%s and %s fingerprinted their outputs differently (%s; %s): their fingerprints cannot be compared; "
+            "a GPU run fingerprints with sums2, a CPU run with farmhash64 (record it with --fingerprint sums2 to "
+            "compare it with a GPU's), an older tfdet's GPU run with sums1" % (what_a, what_b, used_a, used_b))
 
 
 def _eager_name(op_type, index):
@@ -123,6 +146,7 @@ def read_trace(path):
             saved[tuple(record[1])] = record[2]
         elif kind == "start":
             run.tf_version, run.device = record[1], record[2]
+            run.fingerprint = record[3] if len(record) > 3 else None  # traces before the field: not said
         elif kind == "end":
             run.status, run.detail, run.stopped_by = record[1], record[2], record[3]
             run.seconds = record[4] if len(record) > 4 else None

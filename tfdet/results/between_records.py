@@ -73,6 +73,11 @@ class FingerprintsHeader(FileHeader):
     outputs_varying: int = field(0, doc="outputs whose second run differed")
     again_missing: int = field(0, doc="outputs of the first run the second run has no counterpart for")
     notes: List[str] = field([])
+    fingerprint: Optional[str] = field(None, doc="how graph outputs were fingerprinted: farmhash64 (tf.fingerprint, "
+                                                 "the CPU default) or sums2 (exact int64 sums, the GPU default); "
+                                                 "absent in files before the field (then: farmhash64 on a cpu, "
+                                                 "the older sums1 on a gpu). Files fingerprinted differently are "
+                                                 "not compared")
 
 
 @dataclass(frozen=True)
