@@ -235,7 +235,7 @@ def test_a_function_call_s_inputs_are_fingerprinted_by_value_though_kept_between
     assert inputs[0] == inputs[1] == inputs[2] == inputs[4] != inputs[3]
 
 
-def test_a_keras_lstm_trained_under_a_tape_runs_captured_and_gives_the_stock_loss(tmp_path):
+def test_a_keras_lstm_trained_under_a_tape_runs_captured_and_gives_the_stock_loss(tmp_path, no_global_seed_left):
     # The corpus's timeseries_lstm: an op added in a while loop's gradient body or a loop's
     # cond failed the whole gradient (a captured queue handle: "in list of internal_captures
     # but not in internal_capture_to_output"; a numpy_function: "cond_graph takes 29 inputs").
