@@ -33,13 +33,18 @@ def _as_tensor(words, dtype):
         if dtype.size > 1 else tf.bitcast(tf.constant(np.asarray(words, np.uint8)), dtype)
 
 
+def _draw_elements(data, dtype, fewest, most):
+    """(count, uint8 array of count elements' bytes of `dtype`), drawn by hypothesis."""
+    count = data.draw(st.integers(fewest, most))
+    return count, np.array(data.draw(st.lists(st.integers(0, 255), min_size=count * dtype.size,
+                                              max_size=count * dtype.size)), np.uint8)
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from(NUMBERS), st.data())
 def test_one_changed_bit_anywhere_changes_the_sums(dtype_name, data):
     dtype = tf.as_dtype(dtype_name)
-    count = data.draw(st.integers(1, 12))
-    raw = np.array(data.draw(st.lists(st.integers(0, 255), min_size=count * dtype.size,
-                                      max_size=count * dtype.size)), np.uint8)
+    _, raw = _draw_elements(data, dtype, 1, 12)
     bit = data.draw(st.integers(0, raw.size * 8 - 1))
     changed = raw.copy()
     changed[bit // 8] ^= 1 << (bit % 8)
@@ -51,9 +56,8 @@ def test_one_changed_bit_anywhere_changes_the_sums(dtype_name, data):
 @given(st.sampled_from(NUMBERS), st.data())
 def test_two_different_elements_swapped_change_the_sums(dtype_name, data):
     dtype = tf.as_dtype(dtype_name)
-    count = data.draw(st.integers(2, 40))
-    raw = np.array(data.draw(st.lists(st.integers(0, 255), min_size=count * dtype.size,
-                                      max_size=count * dtype.size)), np.uint8).reshape(count, dtype.size)
+    count, raw = _draw_elements(data, dtype, 2, 40)
+    raw = raw.reshape(count, dtype.size)
     i, j = data.draw(st.lists(st.integers(0, count - 1), min_size=2, max_size=2, unique=True))
     if np.array_equal(raw[i], raw[j]):
         raw[j, 0] ^= 1  # two different elements
