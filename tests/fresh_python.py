@@ -30,10 +30,16 @@ LAZY = ("PYTEST_CURRENT_TEST",)
 SERVERS = 3  # at most, a test process (one per environment the tests use; ~0.5 GB each)
 
 _servers = {}  # frozen environment -> a started ForkServer, or the reason there is none
+_starting = threading.Lock()  # runs from several threads (the corpus subset's pool) start one server an environment
 _plain = []  # why runs were plain, in order (for whoever wonders why a test process was slow)
 
 
 def _server(environ):
+    with _starting:
+        return _started_server(environ)
+
+
+def _started_server(environ):
     from tfdet.runtime.forking import ForkServer, ForkServerError, fork_verdict
 
     key = frozenset((k, v) for k, v in environ.items() if k not in LAZY)
@@ -102,6 +108,10 @@ def _child():
     helpers, script = sys.argv[1], sys.argv[2]
     if helpers in sys.path:
         sys.path.remove(helpers)
+    if "numpy" in sys.modules:
+        # numpy's global generator was seeded from the OS once, in the server, for every child alike;
+        # a fresh interpreter seeds its own (Python's random reseeds itself after a fork)
+        sys.modules["numpy"].random.seed()
     code = 0
     try:
         if script == "-c":

@@ -74,3 +74,12 @@ def test_a_forked_scripts_exit_status_is_pythons(script, tmp_path, argument, cod
     assert done.stdout.splitlines()[-1] == "ATEXIT"
     if last:
         assert done.stderr.splitlines()[-1] == last
+
+
+def test_forked_scripts_draw_unseeded_numpy_numbers_of_their_own(tmp_path):
+    # a fresh interpreter seeds numpy's global generator from the OS; forks of one server would all
+    # share the server's state, so an unseeded draw that varies across processes would not vary
+    code = "import tensorflow as tf\nimport numpy as np\nprint(repr(np.random.random()))"
+    runs = [fresh_python.run(["-c", code], _environ(), tmp_path, 300) for _ in range(3)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-500:] for r in runs]
+    assert len({r.stdout for r in runs}) == 3

@@ -21,11 +21,16 @@ def run(argv, timeout, env=None, cwd=ROOT):
     """Run `argv` (a list; "python" means this interpreter) in a new process group with
     cwd = the repo root and `env` added to the environment. Returns an Outcome."""
     argv = [sys.executable if a == "python" else a for a in argv]
+    result = launch(ChildSpec(tool=tuple(argv), env=environ(env), cwd=cwd, timeout=timeout, own_group=True, stop=STOP,
+                              stdout="capture"))
+    return Outcome(result.returncode, result.stdout, result.stderr, result.seconds, result.timed_out)
+
+
+def environ(env=None):
+    """A run's environment: this one, with `env` added."""
     environ = dict(os.environ)
     # the checkout's corpus (and tfdet) on purpose: the corpus runs from the repository
     environ.update({"PYTHONPATH": ROOT + os.pathsep + environ.get("PYTHONPATH", ""), "TF_CPP_MIN_LOG_LEVEL": "2",
                     "PYTHONHASHSEED": "0"})
     environ.update(env or {})
-    result = launch(ChildSpec(tool=tuple(argv), env=environ, cwd=cwd, timeout=timeout, own_group=True, stop=STOP,
-                              stdout="capture"))
-    return Outcome(result.returncode, result.stdout, result.stderr, result.seconds, result.timed_out)
+    return environ

@@ -45,10 +45,12 @@ class Workspace(object):
     of PATCHED_RUNS patched and STOCK_RUNS stock processes: a compares the steps of one
     process, b the trainings of all; whether it varies stock is not rerun (EXPECT says)."""
 
-    def __init__(self, out, timeout=TIMEOUT, locate_steps=3, steps=None, jobs=2, quick=False):
+    def __init__(self, out, timeout=TIMEOUT, locate_steps=3, steps=None, jobs=2, quick=False, runner_for=None):
         self.dir = os.path.abspath(out) + ".runs"
         self.timeout, self.locate_steps, self.steps, self.jobs = timeout, locate_steps, steps, jobs
         self.quick = quick
+        # how run (mode, i) of a program starts its process: a function like launch.run(argv, timeout) -> Outcome
+        self.runner_for = runner_for or (lambda mode, i: launch.run)
 
     def runs(self, name):
         """The (mode, i) runs promises a and b of the program need."""
@@ -77,7 +79,7 @@ class Workspace(object):
             argv = ["python", "-m", "corpus.harness.child"] + job + [name, out]
             argv += ["--patch"] if mode == "patched" else []
             argv += ["--steps", str(self.steps)] if self.steps else []
-            outcome = launch.run(argv, self.timeout)
+            outcome = self.runner_for(mode, i)(argv, self.timeout)
             if outcome.returncode != 0 or not os.path.exists(out):
                 with open(err, "w") as handle:
                     handle.write(_why(outcome))

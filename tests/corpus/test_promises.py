@@ -8,19 +8,42 @@ patched first step and training), all programs' runs 2 at a time in one pool.
 processes of their own."""
 
 import os
+import subprocess
+import time
 
 import pytest
 
-from corpus.harness import programs, promises, results
+import fresh_python  # tests/ is on sys.path under pytest
+from corpus.harness import launch, programs, promises, results
 
 VARYING = [n for n in programs.names() if programs.expect(n)["varies_stock"]]
 
 
+def forked(argv, timeout):
+    """launch.run(argv, timeout) for `python -m corpus.harness.child ...`, forked from a process
+    that imported TensorFlow and made no runtime (tests/fresh_python.py: 0.7 CPU-s a start, not 5);
+    each run is still a process of its own that starts with no op run, as a fresh interpreter."""
+    assert argv[0] == "python", argv
+    started = time.monotonic()
+    try:
+        done = fresh_python.run(argv[1:], launch.environ(), launch.ROOT, timeout)
+    except subprocess.TimeoutExpired:
+        return launch.Outcome(None, "", "", time.monotonic() - started, True)
+    return launch.Outcome(done.returncode, done.stdout, done.stderr, time.monotonic() - started, False)
+
+
+def plain_then_forked(mode, i):
+    """A program's first run in a plain interpreter, its others forked: promise b then also holds
+    a forked run to a fresh interpreter's bits (what a fork shares with its server, e.g. the
+    address layout, cannot make every run agree where fresh processes would not)."""
+    return forked if i else launch.run
+
+
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
-    """The quick runs of every program that varies, made once, 2 processes at a time."""
+    """The quick runs of every program that varies, made once, 2 processes at a time (see plain_then_forked)."""
     ws = promises.Workspace(str(tmp_path_factory.mktemp("corpus") / "results.jsonl"), timeout=600, steps=2, jobs=2,
-                            quick=True)
+                            quick=True, runner_for=plain_then_forked)
     ws.prepare(*VARYING)
     return ws
 
