@@ -34,9 +34,7 @@ def main(argv):
     started = time.perf_counter()
     ws.prepare(*varying)
     if mode == "forked":
-        for server in fresh_python._servers.values():
-            if not isinstance(server, str):
-                server.close()  # reaped, so its children's CPU is counted
+        fresh_python.close(promises.launch.environ())  # reaped, so its children's CPU is counted
         if fresh_python._plain:
             print("%d runs were not forked: %s" % (len(fresh_python._plain), fresh_python._plain[0]))
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -76,6 +76,17 @@ def pytest_configure_node(node):
     node.workerinput["tfdet_terminal"] = {name: os.environ.get(name) for name in ("COLUMNS", "LINES")}
 
 
+def pytest_configure(config):
+    """Ctrl-C is Python's in every test process and the children it starts, even when the suite was
+    started in the background of a script (`python -m pytest &`): such a shell starts it with SIGINT
+    ignored, which every child inherits, so the interrupt tests' commands would never see the
+    signal (a probe ran to its end instead of stopping; test_interrupt_at_startup failed)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
     parser.addoption("--multiversion", action="store_true", default=False,

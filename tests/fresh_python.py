@@ -62,6 +62,14 @@ def _started_server(environ):
     return (None, found) if isinstance(found, str) else (found, None)
 
 
+def close(environ):
+    """Stop the server of this environment, if one runs (its memory back, its place free for another)."""
+    with _starting:
+        found = _servers.pop(frozenset((k, v) for k, v in environ.items() if k not in LAZY), None)
+    if found is not None and not isinstance(found, str):
+        found.close()
+
+
 def run(script, env, cwd, timeout):
     """subprocess.run([python] + SCRIPT, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout),
     forked. SCRIPT: a path, or a list: [path, args...], ["-c", code, args...] or ["-m", module, args...]."""

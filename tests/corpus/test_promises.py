@@ -44,7 +44,10 @@ def quick_runs(tmp_path_factory):
     """The quick runs of every program that varies, made once, 2 processes at a time (see plain_then_forked)."""
     ws = promises.Workspace(str(tmp_path_factory.mktemp("corpus") / "results.jsonl"), timeout=600, steps=2, jobs=2,
                             quick=True, runner_for=plain_then_forked)
-    ws.prepare(*VARYING)
+    try:
+        ws.prepare(*VARYING)
+    finally:
+        fresh_python.close(launch.environ())  # one of at most fresh_python.SERVERS a test process, ~0.5 GB
     return ws
 
 
