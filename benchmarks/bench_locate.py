@@ -12,9 +12,11 @@ time (which other users of a loaded machine inflate less), and the 1-minute
 load average before and after. No assertions: this is a measurement.
 
 Variants: fingerprint (tf.fingerprint, the CPU default), checksum (the exact
-int64 sums, the GPU default), and either with "+every" (every output hashed as
-it is made, as capture did before: the outputs of capture.IMPLIED's
-ops too, and outputs nothing reads, which their hash made run).
+int64 sums, the GPU default), and either with "+unfolded" (an output whose one
+reader is elementwise is hashed too, as capture did before it folded them:
+capture.CHAIN_READERS) or "+every" (every output hashed as it is made, as capture
+did before that: the outputs of capture.IMPLIED's ops too, and outputs nothing
+reads, which their hash made run).
 """
 
 import argparse
@@ -80,7 +82,7 @@ VARIANTS = ("fingerprint",)
 
 def _recorder(variant, path):
     method, _, extra = variant.partition("+")
-    return capture.Recorder(path, method=method, every_output=extra == "every")
+    return capture.Recorder(path, method=method, every_output=extra == "every", fold=extra != "unfolded")
 
 
 def measure(make, rounds, workdir, variants=VARIANTS):
@@ -140,7 +142,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--variants", default=",".join(VARIANTS),
-                        help="comma-separated: fingerprint, checksum, fingerprint+every, checksum+every")
+                        help="comma-separated: fingerprint, checksum, each optionally +unfolded or +every")
     parser.add_argument("--only", help="the steps whose name contains this text")
     options = parser.parse_args()
     variants = tuple(v.strip() for v in options.variants.split(",") if v.strip())

@@ -43,3 +43,36 @@ def traced_once_step():
             return tf.reduce_sum(table)
         _STATE["step"] = step
     return float(_STATE["step"]())
+
+
+def line_of(marker):
+    """'programs.py:N' of the line holding `marker`."""
+    with open(__file__.replace(".pyc", ".py")) as handle:
+        for number, line in enumerate(handle, 1):
+            if marker in line and "line_of(" not in line:
+                return "programs.py:%d" % number
+    raise AssertionError(marker)
+
+
+def unknown_varying_op_in_a_chain():
+    """A weighted bincount (it varies on a 2-core CPU) read only by a Mul, with capture told
+    the catalogue does not know it: its output is folded into the Mul's, as an op that
+    varies but that the catalogue does not list would be."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tfdet.locating import capture
+
+    for recorder in list(capture._INSTALLED):  # noqa: SLF001 (the op the catalogue does not know)
+        recorder._varying = frozenset()  # noqa: SLF001
+    if "bincount" not in _STATE:
+        rng = np.random.RandomState(0)
+        values = tf.constant(rng.randint(0, 100, 1000000), tf.int32)
+        weights = tf.constant(rng.standard_normal(1000000).astype(np.float32))
+
+        @tf.function
+        def step():
+            counts = tf.math.bincount(values, weights=weights, minlength=100)  # UNKNOWN BINCOUNT
+            return tf.reduce_sum(counts * 3.0)
+        _STATE["bincount"] = step
+    return float(_STATE["bincount"]())
