@@ -10,7 +10,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tfdet.locating import capture, chains  # noqa: E402
+from tfdet.locating import capture  # noqa: E402
 from tfdet.locating.trace_file import read_trace  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +60,8 @@ def test_a_conv_bias_relu_chain_is_hashed_at_its_end_and_gives_the_stock_result(
 
 
 def test_the_links_before_a_chain_s_end_are_found_in_the_order_they_were_made(tmp_path):
+    from tfdet.locating import chains
+
     run = captured(tmp_path, conv_step)
     relu = next(e for e in run.executions if e.op.op_type == "Relu")
     links = chains.folded_links(run, relu)
