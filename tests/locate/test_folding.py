@@ -102,3 +102,27 @@ def test_a_varying_op_folded_into_its_reader_is_named_by_the_detail_runs():
     assert first.op_type == "CropAndResizeGradImage", (first.op_type, result.notes)
     assert first.source.endswith(programs.line_of("UNKNOWN CROP"))
     assert any("made the difference" in note and "Mul" in note for note in result.notes), result.notes
+
+
+def test_a_folded_output_a_later_op_reads_too_is_still_a_link_of_its_first_reader(tmp_path):
+    # sin's first reader is the Mul (so it waits, folded), and a Sum made after the Mul's own
+    # reader reads it too: its hash is made then, after the Mul's, so in the trace the Mul
+    # comes first and only the detail runs can say whether sin or the Mul differed
+    from tfdet.locating import chains
+
+    def program():
+        x = tf.constant([0.5, 1.0, 2.0])
+
+        @tf.function
+        def step():
+            h = tf.sin(x)
+            y = h * 2.0
+            return tf.reduce_sum(y) + tf.reduce_sum(h)
+
+        return float(step())
+
+    run = captured(tmp_path, program)
+    order = [e.op.op_type for e in run.executions if e.key[0] == "g"]
+    assert order.index("Mul") < order.index("Sin")
+    mul = next(e for e in run.executions if e.op.op_type == "Mul")
+    assert [run.ops[(g, n)].op_type for g, n, _ in chains.folded_links(run, mul)] == ["Sin"]

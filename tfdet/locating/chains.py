@@ -18,19 +18,26 @@ _FOLLOW_DEPTH = 32
 
 
 def folded_links(run, execution):
-    """The graph outputs upstream of `execution` (a root of `run`) that the run recorded
-    but did not hash, reached through such outputs only, that can make a difference
-    themselves (not an IMPLIED op's, which passes its input's bytes on): [(graph, name,
-    slot), ...] in the order their ops were made. [] for an eager execution."""
+    """The graph outputs upstream of `execution` (a root of `run`) that the run did not hash
+    before it, reached through such outputs only, that can make a difference themselves
+    (not an IMPLIED op's, which passes its input's bytes on): [(graph, name, slot), ...] in
+    the order their ops were made. [] for an eager execution.
+
+    Not hashed before it: folded (never hashed), or hashed only when a second reader came
+    later (a folded output that one more op reads, as an activation its gradient reads):
+    its fingerprint then comes after its first reader's in the trace, so align.py could
+    not see it differ first."""
     if execution.key[0] != "g":
         return []
-    hashed = {e.key[1:4] for e in run.executions if e.key[0] == "g"}
+    occurrence = execution.key[4]
+    position = {e.key[1:]: index for index, e in enumerate(run.executions) if e.key[0] == "g"}
+    root_at = position.get(execution.key[1:], len(run.executions))
     made = {key: index for index, key in enumerate(run.ops)}
     found, seen = [], set()
     stack = [(tuple(ref), 0) for ref in execution.op.inputs if ref]
     while stack:
         ref, depth = stack.pop()
-        if ref in seen or ref in hashed or depth > _FOLLOW_DEPTH:
+        if ref in seen or position.get(ref + (occurrence,), root_at) < root_at or depth > _FOLLOW_DEPTH:
             continue
         seen.add(ref)
         op = run.ops.get((ref[0], ref[1]))
