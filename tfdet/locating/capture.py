@@ -18,7 +18,10 @@ compared op by op for about the cost of reading each output once:
   fingerprint stands for the op's effect (slot -1);
 - in a tf.function, a gradient op's output is fingerprinted once an op reads
   it (one nothing reads, which grappler prunes, is not made to run), and ops
-  that only pass bytes on or read shapes (IMPLIED) are recorded, not hashed.
+  that only pass bytes on or read shapes (IMPLIED) are recorded, not hashed;
+- in a tf.function, an output whose one reader is elementwise (CHAIN_READERS) is
+  recorded, not hashed: it is folded into its reader's fingerprint (chains.py
+  says how locate names the op of such a chain that differed).
 
 The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis, outputs]
