@@ -91,13 +91,17 @@ def benchmarks(size, rng):
     return [(e.label, e.args, e.stock, e.replacement, e.diff) for e in replacement_examples.examples(size, rng)]
 
 
-def _time(fn, args):
-    start = time.perf_counter()
+def _time(fn, args, cpu_seconds=None):
+    """Wall seconds of one call; its CPU seconds (this process's, every thread) appended to cpu_seconds."""
+    cpu_start, start = time.process_time(), time.perf_counter()
     result = fn(*args)
     # On CPU a tf.function call returns when its kernels are done; touching a shape
     # makes sure nothing is deferred.
     tf.nest.map_structure(lambda t: t.shape, result)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    if cpu_seconds is not None:
+        cpu_seconds.append(time.process_time() - cpu_start)
+    return wall
 
 
 # The registry name (tfdet.patching.registry) behind each benchmark, by the benchmark's first word.
@@ -179,9 +183,12 @@ def settings(here_plan, gpu_plan, gpu_machine=False):
     }
 
 
-def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr):
-    """{(benchmark name, pass): {"stock": [s, ...], plan: [...], ...}} in benchmark order.
-    plans: {plan: Setting}; plans with equal settings build the same graph, timed once."""
+def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr, cpu=None):
+    """{(benchmark name, pass): {"stock": [s, ...], plan: [...], ...}} in benchmark order: wall seconds.
+    plans: {plan: Setting}; plans with equal settings build the same graph, timed once.
+    cpu: a dict filled the same way with the CPU seconds of the same calls (every thread of this
+    process: a measure that does not grow with the machine's load, though stock's two threads may
+    spend more of it waiting for each other under load)."""
     rng = np.random.default_rng(0)
     results = {}
     timed = {}  # setting key -> the first plan with it
@@ -213,15 +220,22 @@ def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr):
                 _time(f, targs)
                 _time(f, targs)
             samples = dict((label, []) for label, _ in variants)
+            cpu_samples = dict((label, []) for label, _ in variants)
             for _ in range(rounds):
                 for label, f in variants:
-                    samples[label].append(_time(f, targs))
+                    samples[label].append(_time(f, targs, cpu_samples[label]))
             for plan, setting in plans.items():
                 samples[plan] = samples[timed[setting.key()]]
+                cpu_samples[plan] = cpu_samples[timed[setting.key()]]
             results[(name, kind)] = samples
+            if cpu is not None:
+                cpu[(name, kind)] = cpu_samples
             med = dict((label, 1e3 * float(np.median(v))) for label, v in samples.items())
+            med_cpu = dict((label, 1e3 * float(np.median(v))) for label, v in cpu_samples.items())
             log.write("%-44s %-17s stock %9.2f ms" % (name, kind, med["stock"]) + "".join(
-                "   %s %9.2f ms (%5.2fx)" % (plan, med[plan], med[plan] / med["stock"]) for plan in plans) + "\n")
+                "   %s %9.2f ms (%5.2fx; CPU %5.2fx)" % (plan, med[plan], med[plan] / med["stock"],
+                                                        med_cpu[plan] / max(med_cpu["stock"], 1e-9))
+                for plan in plans) + "\n")
             log.flush()
     return results
 
@@ -382,10 +396,15 @@ def main(argv=None):
     passes = [p.strip() for p in args.passes.split(",") if p.strip()]
     if not passes or any(p not in PASSES for p in passes):
         parser.error("--passes takes a comma-separated subset of %s, got %r" % (",".join(PASSES), args.passes))
-    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o], passes=passes)
+    load_before = os.getloadavg()[0]
+    cpu = {}
+    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o], passes=passes, cpu=cpu)
     installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None,
                  "exact": None, "fixed_point": None}
     print(table(results, installed, markdown=args.markdown))
+    print("\nCPU time (every thread of this process), ratio of medians to the stock op [95% bootstrap interval]:")
+    print(table(cpu, installed, markdown=args.markdown).split("\n\n")[0])
+    print("load (1 min): %.1f before, %.1f after" % (load_before, os.getloadavg()[0]))
     return 0
 
 if __name__ == "__main__":

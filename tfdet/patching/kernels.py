@@ -111,7 +111,10 @@ def applies(stock_path):
 def bincount(arr, weights, size, axis, dtype, fallback, stock_path):
     """Deterministic sums of `weights` (or counts, when None) per value of `arr`.
 
-    arr: int32/int64, all >= 0 (the caller checks); values >= size are dropped.
+    arr: int32/int64; values >= size are dropped. Negative values raise InvalidArgumentError from
+    the kernels themselves, so the caller checks them only for fallback(): RaggedBincount ("Input
+    must be non-negative", measured on TF 2.3-2.9 and 2.21) and DenseBincount ("Input arr must be
+    non-negative!") test every value, those beyond `size` too.
     axis 0: any rank, counted over all elements; returns [size].
     axis -1: rank 2, counted per row; returns [rows, size].
     weights: None or of arr's shape; dtype: the output dtype when weights is None.
