@@ -3,7 +3,7 @@
 
     python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...] [--plans P,...]
                                             [--gpu-machine] [--markdown]
-    python benchmarks/bench_replacements.py --profile --only NAME,...
+    python benchmarks/bench_replacements.py --profile --only NAME,... [--plans here]
 
 For each replacement, tf.functions are timed on the same inputs: the stock op
 and the replacement as each plan runs it:
@@ -44,7 +44,8 @@ line per plan. Progress goes to stderr. No assertions: this is a measurement.
 
 --profile prints, instead of the table, the operator time of the stock op and
 of the order-fixed path by op type (TF1 session runs with full tracing): where
-the order-fixed path spends, to guide work on it.
+the order-fixed path spends, to guide work on it; with --plans here, of this
+machine's plan instead.
 
 --size is the number of data elements of the segment-sum benchmarks (default
 1e6, with 1e4 segments or bins); images are [32, 256, 256, 3] at the default.
@@ -297,7 +298,7 @@ def table(results, installed, markdown=False):
     return "\n".join(lines)
 
 
-def op_profile(size, only, runs=7, top=12, log=sys.stdout):
+def op_profile(size, only, runs=7, top=12, log=sys.stdout, setting=None, plan="order-fixed"):
     """Where the time goes: for each selected benchmark, its stock op and its order-fixed path
     (forward, and forward+gradient where there is one) built in a TF1 graph and run with full
     tracing; prints the total operator time (the sum over the ops of their run times, median
@@ -312,9 +313,10 @@ def op_profile(size, only, runs=7, top=12, log=sys.stdout):
         for kind in FUNCTION_PASSES:
             if kind == "forward+gradient" and diff is None:
                 continue
-            for label, fn in (("stock", stock), ("order-fixed", ours)):
+            for label, fn in (("stock", stock), (plan, ours)):
                 graph = tf.Graph()
-                with graph.as_default(), primitive.method_scope("order_fixed"):
+                scope = setting.scope() if setting is not None else primitive.method_scope("order_fixed")
+                with graph.as_default(), scope:
                     holders = [tf.compat.v1.placeholder(tf.as_dtype(a.dtype), a.shape) for a in args]
                     f = fn if kind == "forward" else _fwd_grad(fn, diff)
                     out = f(*holders)
@@ -361,10 +363,16 @@ def main(argv=None):
                         help="instead of timing: operator time by op type of the stock op and the order-fixed "
                              "path (one traced TF1 session run per repetition; use with --only)")
     args = parser.parse_args(argv)
-    if args.profile:
-        op_profile(args.size, [o for o in args.only.split(",") if o])
-        return 0
     chosen = [p.strip() for p in args.plans.split(",") if p.strip()]
+    if args.profile:  # --plans here: this machine's plan instead of the order-fixed path
+        setting = None
+        if chosen == ["here"]:
+            from tfdet.patching.plan_preview import preview
+
+            setting = settings(preview().plan, preview(device="gpu").plan)["here"]
+        op_profile(args.size, [o for o in args.only.split(",") if o], setting=setting,
+                   plan="here" if setting is not None else "order-fixed")
+        return 0
     unknown = [p for p in chosen if p not in PLANS]
     if unknown or not chosen:
         parser.error("--plans takes a comma-separated subset of %s, got %r" % (",".join(PLANS), args.plans))
