@@ -52,6 +52,7 @@ def test_a_changed_file_is_another_key_and_a_damaged_record_a_miss(cache, full):
     texts = [("a.yaml", "entries: []\n"), ("b.yaml", "switches: []\n")]
     assert parsed_cache.key(texts) != parsed_cache.key([texts[0], ("b.yaml", "switches: [] \n")])
     assert parsed_cache.key(texts) != parsed_cache.key(texts[:1])
+    assert parsed_cache.key(texts, parser="PyYAML 6.0") != parsed_cache.key(texts, parser="PyYAML 5.4")
     record_key = parsed_cache.key(texts)
     assert parsed_cache.write(record_key, {"files": [1, 2]})
     assert parsed_cache.read(record_key)["files"] == [1, 2]

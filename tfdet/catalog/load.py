@@ -127,7 +127,8 @@ def default_catalogue():
 def _parsed_files(texts):
     """[_parse_trusted(text)] of [(path, text)]: from parsed_cache when it holds these files, else
     parsed now (and stored for the next process)."""
-    record_key = parsed_cache.key([(os.path.basename(path), text) for path, text in texts])
+    record_key = parsed_cache.key([(os.path.basename(path), text) for path, text in texts],
+                                  parser="PyYAML %s" % getattr(yaml, "__version__", "?"))
     record = parsed_cache.read(record_key)
     files = record.get("files") if record is not None else None
     if isinstance(files, list) and len(files) == len(texts):

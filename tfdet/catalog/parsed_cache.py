@@ -7,9 +7,9 @@ numbers) plus the line of each item the Catalogue's origins name, so they are
 written once as JSON to a per-user cache directory and read back (about a
 tenth of the parse) by every later process.
 
-The key is a hash of every shipped file's name and bytes and of FORMAT: an
-edited, added or removed file is a different key, so a stale record is never
-read. Any failure to read or write (no home directory, a read-only disk, a
+The key is a hash of every shipped file's name and bytes, of FORMAT and of
+the YAML parser's version: an edited, added or removed file is a different
+key, so a stale record is never read. Any failure to read or write (no home directory, a read-only disk, a
 damaged file) is a miss: the caller parses the YAML as before. JSON, not
 pickle: reading a file from a user-writable directory runs no code.
 
@@ -35,9 +35,10 @@ def cache_dir():
     return os.path.join(base, "tfdet")
 
 
-def key(named_texts):
-    """The record's key for [(file name, text)]: what the files hold and how a record is laid out."""
-    digest = hashlib.sha256(("tfdet-catalogue-%d\0" % FORMAT).encode())
+def key(named_texts, parser=""):
+    """The record's key for [(file name, text)]: what the files hold, how a record is laid out and
+    which parser read them (its version: the venvs of `tfdet matrix` share the directory)."""
+    digest = hashlib.sha256(("tfdet-catalogue-%d\0%s\0" % (FORMAT, parser)).encode())
     for name, text in named_texts:
         digest.update(name.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
     return digest.hexdigest()[:32]
