@@ -9,8 +9,9 @@ tenth of the parse) by every later process.
 
 The key is a hash of every shipped file's name and bytes, of FORMAT and of
 the YAML parser's version: an edited, added or removed file is a different
-key, so a stale record is never read. Any failure to read or write (no home directory, a read-only disk, a
-damaged file) is a miss: the caller parses the YAML as before. JSON, not
+key, so a stale record is never read. Any failure to read or write (no home
+directory, a read-only disk, a damaged file) is a miss: the caller parses the
+YAML as before. JSON, not
 pickle: reading a file from a user-writable directory runs no code.
 
 The directory: $TFDET_CACHE_DIR (empty: no cache at all), else
