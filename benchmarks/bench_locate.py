@@ -12,9 +12,14 @@ time (which other users of a loaded machine inflate less), and the 1-minute
 load average before and after. No assertions: this is a measurement.
 
 Variants: fingerprint (tf.fingerprint, the CPU default), checksum (the exact
-int64 sums, the GPU default), and either with "+every" (every output hashed as
-it is made, as capture did before: the outputs of capture.IMPLIED's
-ops too, and outputs nothing reads, which their hash made run).
+int64 sums, the GPU default), and either with "+unfolded" (an output whose one
+reader is elementwise is hashed too, as capture did before it folded them:
+capture.CHAIN_READERS) or "+every" (every output hashed as it is made, as capture
+did before that: the outputs of capture.IMPLIED's ops too, and outputs nothing
+reads, which their hash made run). Diagnostics, to see where the cost is
+(_Diagnostic): "+constants" (a constant enqueued per output instead of its hash)
+and "+first" (a hash of each output's first element); extras combine
+(fingerprint+unfolded+first).
 """
 
 import argparse
@@ -78,9 +83,30 @@ STEPS = {"crop_and_resize gradient step": crop_and_resize_step, "small Keras CNN
 VARIANTS = ("fingerprint",)
 
 
+class _Diagnostic(capture.Recorder):
+    """A recorder that hashes less than capture does, to see where its cost is:
+    "constants" enqueues a constant for each output it would hash (no output is read:
+    what is left is the queue, its enqueue nodes and the host side); "first" hashes
+    each such output's first element (each output is read and kept for its hash, which
+    stops grappler fusing it, but almost no bytes are hashed)."""
+
+    def __init__(self, path, hashes, **options):
+        super().__init__(path, **options)
+        self.hashes = hashes
+
+    def _hash_traced(self, tensor, ref):
+        if self.hashes == "constants":
+            return [self._emit(tf.zeros([1, 8], tf.uint8), ref)]
+        return [self._emit(tf.fingerprint(tf.reshape(tensor, [-1])[:1][None]), ref)]
+
+
 def _recorder(variant, path):
-    method, _, extra = variant.partition("+")
-    return capture.Recorder(path, method=method, every_output=extra == "every")
+    method, *extras = variant.split("+")
+    options = dict(method=method, every_output="every" in extras, fold="unfolded" not in extras)
+    diagnostic = [extra for extra in extras if extra in ("constants", "first")]
+    if diagnostic:
+        return _Diagnostic(path, diagnostic[0], **options)
+    return capture.Recorder(path, **options)
 
 
 def measure(make, rounds, workdir, variants=VARIANTS):
@@ -140,7 +166,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--variants", default=",".join(VARIANTS),
-                        help="comma-separated: fingerprint, checksum, fingerprint+every, checksum+every")
+                        help="comma-separated: fingerprint, checksum, each with optional +unfolded, +every, "
+                             "+constants, +first")
     parser.add_argument("--only", help="the steps whose name contains this text")
     options = parser.parse_args()
     variants = tuple(v.strip() for v in options.variants.split(",") if v.strip())

@@ -3,7 +3,7 @@
 
     python benchmarks/bench_replacements.py [--size N] [--rounds R] [--only NAME,...] [--plans P,...]
                                             [--gpu-machine] [--markdown]
-    python benchmarks/bench_replacements.py --profile --only NAME,...
+    python benchmarks/bench_replacements.py --profile --only NAME,... [--plans here]
 
 For each replacement, tf.functions are timed on the same inputs: the stock op
 and the replacement as each plan runs it:
@@ -44,7 +44,8 @@ line per plan. Progress goes to stderr. No assertions: this is a measurement.
 
 --profile prints, instead of the table, the operator time of the stock op and
 of the order-fixed path by op type (TF1 session runs with full tracing): where
-the order-fixed path spends, to guide work on it.
+the order-fixed path spends, to guide work on it; with --plans here, of this
+machine's plan instead.
 
 --size is the number of data elements of the segment-sum benchmarks (default
 1e6, with 1e4 segments or bins); images are [32, 256, 256, 3] at the default.
@@ -91,13 +92,17 @@ def benchmarks(size, rng):
     return [(e.label, e.args, e.stock, e.replacement, e.diff) for e in replacement_examples.examples(size, rng)]
 
 
-def _time(fn, args):
-    start = time.perf_counter()
+def _time(fn, args, cpu_seconds=None):
+    """Wall seconds of one call; its CPU seconds (this process's, every thread) appended to cpu_seconds."""
+    cpu_start, start = time.process_time(), time.perf_counter()
     result = fn(*args)
     # On CPU a tf.function call returns when its kernels are done; touching a shape
     # makes sure nothing is deferred.
     tf.nest.map_structure(lambda t: t.shape, result)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    if cpu_seconds is not None:
+        cpu_seconds.append(time.process_time() - cpu_start)
+    return wall
 
 
 # The registry name (tfdet.patching.registry) behind each benchmark, by the benchmark's first word.
@@ -179,9 +184,12 @@ def settings(here_plan, gpu_plan, gpu_machine=False):
     }
 
 
-def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr):
-    """{(benchmark name, pass): {"stock": [s, ...], plan: [...], ...}} in benchmark order.
-    plans: {plan: Setting}; plans with equal settings build the same graph, timed once."""
+def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr, cpu=None):
+    """{(benchmark name, pass): {"stock": [s, ...], plan: [...], ...}} in benchmark order: wall seconds.
+    plans: {plan: Setting}; plans with equal settings build the same graph, timed once.
+    cpu: a dict filled the same way with the CPU seconds of the same calls (every thread of this
+    process: a measure that does not grow with the machine's load, though stock's two threads may
+    spend more of it waiting for each other under load)."""
     rng = np.random.default_rng(0)
     results = {}
     timed = {}  # setting key -> the first plan with it
@@ -213,15 +221,22 @@ def run(size, rounds, plans, only=None, passes=PASSES, log=sys.stderr):
                 _time(f, targs)
                 _time(f, targs)
             samples = dict((label, []) for label, _ in variants)
+            cpu_samples = dict((label, []) for label, _ in variants)
             for _ in range(rounds):
                 for label, f in variants:
-                    samples[label].append(_time(f, targs))
+                    samples[label].append(_time(f, targs, cpu_samples[label]))
             for plan, setting in plans.items():
                 samples[plan] = samples[timed[setting.key()]]
+                cpu_samples[plan] = cpu_samples[timed[setting.key()]]
             results[(name, kind)] = samples
+            if cpu is not None:
+                cpu[(name, kind)] = cpu_samples
             med = dict((label, 1e3 * float(np.median(v))) for label, v in samples.items())
+            med_cpu = dict((label, 1e3 * float(np.median(v))) for label, v in cpu_samples.items())
             log.write("%-44s %-17s stock %9.2f ms" % (name, kind, med["stock"]) + "".join(
-                "   %s %9.2f ms (%5.2fx)" % (plan, med[plan], med[plan] / med["stock"]) for plan in plans) + "\n")
+                "   %s %9.2f ms (%5.2fx; CPU %5.2fx)" % (plan, med[plan], med[plan] / med["stock"],
+                                                        med_cpu[plan] / max(med_cpu["stock"], 1e-9))
+                for plan in plans) + "\n")
             log.flush()
     return results
 
@@ -283,7 +298,7 @@ def table(results, installed, markdown=False):
     return "\n".join(lines)
 
 
-def op_profile(size, only, runs=7, top=12, log=sys.stdout):
+def op_profile(size, only, runs=7, top=12, log=sys.stdout, setting=None, plan="order-fixed"):
     """Where the time goes: for each selected benchmark, its stock op and its order-fixed path
     (forward, and forward+gradient where there is one) built in a TF1 graph and run with full
     tracing; prints the total operator time (the sum over the ops of their run times, median
@@ -298,9 +313,10 @@ def op_profile(size, only, runs=7, top=12, log=sys.stdout):
         for kind in FUNCTION_PASSES:
             if kind == "forward+gradient" and diff is None:
                 continue
-            for label, fn in (("stock", stock), ("order-fixed", ours)):
+            for label, fn in (("stock", stock), (plan, ours)):
                 graph = tf.Graph()
-                with graph.as_default(), primitive.method_scope("order_fixed"):
+                scope = setting.scope() if setting is not None else primitive.method_scope("order_fixed")
+                with graph.as_default(), scope:
                     holders = [tf.compat.v1.placeholder(tf.as_dtype(a.dtype), a.shape) for a in args]
                     f = fn if kind == "forward" else _fwd_grad(fn, diff)
                     out = f(*holders)
@@ -347,10 +363,16 @@ def main(argv=None):
                         help="instead of timing: operator time by op type of the stock op and the order-fixed "
                              "path (one traced TF1 session run per repetition; use with --only)")
     args = parser.parse_args(argv)
-    if args.profile:
-        op_profile(args.size, [o for o in args.only.split(",") if o])
-        return 0
     chosen = [p.strip() for p in args.plans.split(",") if p.strip()]
+    if args.profile:  # --plans here: this machine's plan instead of the order-fixed path
+        setting = None
+        if chosen == ["here"]:
+            from tfdet.patching.plan_preview import preview
+
+            setting = settings(preview().plan, preview(device="gpu").plan)["here"]
+        op_profile(args.size, [o for o in args.only.split(",") if o], setting=setting,
+                   plan="here" if setting is not None else "order-fixed")
+        return 0
     unknown = [p for p in chosen if p not in PLANS]
     if unknown or not chosen:
         parser.error("--plans takes a comma-separated subset of %s, got %r" % (",".join(PLANS), args.plans))
@@ -382,10 +404,15 @@ def main(argv=None):
     passes = [p.strip() for p in args.passes.split(",") if p.strip()]
     if not passes or any(p not in PASSES for p in passes):
         parser.error("--passes takes a comma-separated subset of %s, got %r" % (",".join(PASSES), args.passes))
-    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o], passes=passes)
+    load_before = os.getloadavg()[0]
+    cpu = {}
+    results = run(args.size, args.rounds, plans, [o for o in args.only.split(",") if o], passes=passes, cpu=cpu)
     installed = {"here": set(here_plan.replacements), "gpu": set(gpu_plan.replacements), "order_fixed": None,
                  "exact": None, "fixed_point": None}
     print(table(results, installed, markdown=args.markdown))
+    print("\nCPU time (every thread of this process), ratio of medians to the stock op [95% bootstrap interval]:")
+    print(table(cpu, installed, markdown=args.markdown).split("\n\n")[0])
+    print("load (1 min): %.1f before, %.1f after" % (load_before, os.getloadavg()[0]))
     return 0
 
 if __name__ == "__main__":

@@ -217,9 +217,10 @@ def locate_figures(quick):
         wall, cpu = row["wall"], row["cpu"]
         value = "%s (CPU time %s; step %.1f ms)" % (_interval(wall), _interval(cpu), row["plain_ms"])
         if cnn:
-            met = wall["ratio"] <= LOCATE_TARGET
-            figures.append(Figure("locate capture: %s" % row["step"], value, "<= 1.5x the step (issue 30)", met,
-                                  "" if met else "keeping and hashing every read output in the graph (docs/topics/locate.md)"))
+            # both the step's wall time and its CPU time (which a loaded machine does not inflate)
+            met = max(wall["ratio"], cpu["ratio"]) <= LOCATE_TARGET
+            figures.append(Figure("locate capture: %s" % row["step"], value, "<= 1.5x the step, wall and CPU (issue 30)",
+                                  met, "" if met else "hashing the outputs folding leaves (docs/topics/locate.md)"))
         else:
             figures.append(Figure("locate capture: %s" % row["step"], value, "- (no target)", None, ""))
     return figures

@@ -163,7 +163,7 @@ def test_a_gradient_no_op_reads_is_not_hashed_so_it_is_not_made_to_run(tmp_path)
         filters.assign_sub(0.1 * tape.gradient(loss, filters))
 
     path = str(tmp_path / "trace.jsonl")
-    recorder = capture.Recorder(path)
+    recorder = capture.Recorder(path, fold=False)  # folded, the filters' gradient is hashed at the Mul reading it
     capture.install(recorder)
     try:
         step(tf.ones([1, 5, 5, 1]))

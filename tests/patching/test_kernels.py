@@ -107,6 +107,30 @@ def test_negative_values_raise_like_stock():
         R.bincount(np.array([1, -1, 2], np.int32), weights=np.ones(3, np.float32))
 
 
+def test_the_only_pass_before_the_kernel_is_stock_s_max():
+    """The kernel tests values for < 0 itself (RaggedBincount, every value): no separate pass of
+    tf.reduce_min over the input (it was one more pass than stock's, run before the kernel could start)."""
+    spec = [tf.TensorSpec([100000], tf.int32), tf.TensorSpec([100000], tf.float32)]
+    types = _graph_ops(lambda a, w: R.bincount(a, weights=w, minlength=10), *spec)
+    assert "RaggedBincount" in types and "Max" in types
+    assert "Min" not in types
+
+
+@pytest.mark.parametrize("arr, kwargs", [
+    (np.array([3, -1, 2], np.int32), {"weights": np.ones(3, np.float32)}),
+    (np.array([3, -1, 2], np.int64), {"maxlength": 1}),  # beyond the output too
+    (np.array([[1, 2], [-1, 0]], np.int32), {"axis": -1}),
+])
+@pytest.mark.parametrize("method", ["auto", "order_fixed"])
+def test_negative_values_raise_in_every_path_and_mode(method, arr, kwargs):
+    with P.method_scope(method):
+        fn = tf.function(lambda a: R.bincount(a, **kwargs), autograph=False)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="non-negative"):
+            R.bincount(arr, **kwargs).numpy()
+        with pytest.raises(tf.errors.InvalidArgumentError, match="non-negative"):
+            fn(tf.constant(arr)).numpy()
+
+
 def test_modes_agree_bitwise():
     arr, w = _inputs(3, n=20011)
     eager = R.bincount(arr, weights=w, minlength=7).numpy()

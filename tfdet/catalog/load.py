@@ -3,9 +3,9 @@
 Two paths. A user's file (load_catalogue with paths, load_user_catalogue) is
 always fully validated: schema, semantics, every problem by file and line.
 The shipped catalogue is validated by the tests and at build time, so
-default_catalogue() only parses it (libyaml where available) and builds the
-objects: it runs on every tfdet.patch(), and full validation costs about a
-third of a second.
+default_catalogue() only parses it (libyaml where available, or the parsed
+files an earlier process kept: parsed_cache) and builds the objects: it runs
+on every tfdet.patch(), and full validation costs about a third of a second.
 """
 
 import functools
@@ -15,6 +15,7 @@ import os
 import yaml
 
 from .errors import CatalogError, Problem
+from . import parsed_cache
 from .model import Catalogue, Entry, ErrorInfo, Evidence, Origin, Switch, VersionRange, entry_keys, patch_row
 from .paths import shipped_catalogue_dir
 from .sensitivity import sensitivity_from_raw
@@ -96,15 +97,17 @@ def catalogue_from_texts(texts, known_switches=()):
 @functools.lru_cache(maxsize=1)
 def default_catalogue():
     """The shipped catalogue, loaded once per process without re-validating it
-    (tests/catalog prove it valid and equal to load_catalogue()'s result)."""
+    (tests/catalog prove it valid and equal to load_catalogue()'s result). The
+    parsed files come from parsed_cache where an earlier process stored them."""
     entries, switches, sensitivities = [], [], []
     # Building allocates ~100k small objects; with TensorFlow loaded every full
     # garbage collection walks its millions, which made this 6x slower.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for path in _yaml_files(shipped_catalogue_dir()):
-            document_entries, document_switches, measured = _build_trusted(_read(path), path)
+        texts = [(path, _read(path)) for path in _yaml_files(shipped_catalogue_dir())]
+        for path, parsed in zip((p for p, _ in texts), _parsed_files(texts)):
+            document_entries, document_switches, measured = _build_parsed(parsed, path)
             entries.extend(document_entries)
             switches.extend(document_switches)
             sensitivities.extend(measured)
@@ -121,6 +124,20 @@ def default_catalogue():
     return Catalogue(entries, switches, sensitivities)
 
 
+def _parsed_files(texts):
+    """[_parse_trusted(text)] of [(path, text)]: from parsed_cache when it holds these files, else
+    parsed now (and stored for the next process)."""
+    record_key = parsed_cache.key([(os.path.basename(path), text) for path, text in texts],
+                                  parser="PyYAML %s" % getattr(yaml, "__version__", "?"))
+    record = parsed_cache.read(record_key)
+    files = record.get("files") if record is not None else None
+    if isinstance(files, list) and len(files) == len(texts):
+        return files
+    files = [_parse_trusted(text) for _, text in texts]
+    parsed_cache.write(record_key, {"files": files})
+    return files
+
+
 def load_user_catalogue(path):
     """Load a user's own catalogue file, resolving switches against the shipped ones."""
     return load_catalogue([path], known_switches=default_catalogue().switches)
@@ -128,21 +145,35 @@ def load_user_catalogue(path):
 
 # --- the trusted (shipped) path: parse and build, no checks ---------------
 
-def _build_trusted(text, path):
-    """(entries, switches, sensitivities) of an already-validated file: the same objects
-    validate.parse_document builds, origins included, without its checks."""
+def _parse_trusted(text):
+    """{"data": the document, "lines": the line of each item an origin names} of an
+    already-validated file: plain data, so parsed_cache can keep it as JSON."""
     loader = _FAST_LOADER(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node)
     finally:
         loader.dispose()
-    switches = [_switch(raw, Origin(path, _line(item)))
-                for raw, item in zip(data.get("switches", []), _items(node, "switches"))]
-    entries = [_entry(raw, item, path) for raw, item in zip(data.get("entries", []), _items(node, "entries"))]
-    sensitivities = [sensitivity_from_raw(raw, Origin(path, _line(item)),
-                                          [Origin(path, _line(n)) for n in _items(item, "facts")])
-                     for raw, item in zip(data.get("sensitivities", []), _items(node, "sensitivities"))]
+    lines = {
+        "switches": [_line(item) for item in _items(node, "switches")],
+        "entries": [{"line": _line(item),
+                     "devices": {device.value: [_line(r) for r in ranges.value]
+                                 for device, ranges in _value(item, "devices").value}}
+                    for item in _items(node, "entries")],
+        "sensitivities": [{"line": _line(item), "facts": [_line(n) for n in _items(item, "facts")]}
+                          for item in _items(node, "sensitivities")],
+    }
+    return {"data": data, "lines": lines}
+
+
+def _build_parsed(parsed, path):
+    """(entries, switches, sensitivities) of an already-validated file, from _parse_trusted's
+    record: the same objects validate.parse_document builds, origins included, without its checks."""
+    data, lines = parsed["data"], parsed["lines"]
+    switches = [_switch(raw, Origin(path, line)) for raw, line in zip(data.get("switches", []), lines["switches"])]
+    entries = [_entry(raw, at, path) for raw, at in zip(data.get("entries", []), lines["entries"])]
+    sensitivities = [sensitivity_from_raw(raw, Origin(path, at["line"]), [Origin(path, n) for n in at["facts"]])
+                     for raw, at in zip(data.get("sensitivities", []), lines["sensitivities"])]
     return entries, switches, sensitivities
 
 
@@ -179,13 +210,11 @@ def _range(r, origin):
         specifier=parse_specifier(r["versions"]), origin=origin)
 
 
-def _entry(raw, node, path):
-    devices_node = _value(node, "devices")
+def _entry(raw, at, path):
     devices = {}
     for device, raw_ranges in raw["devices"].items():
-        range_nodes = _value(devices_node, device).value
-        devices[device] = tuple(_range(r, Origin(path, _line(n))) for r, n in zip(raw_ranges, range_nodes))
+        devices[device] = tuple(_range(r, Origin(path, line)) for r, line in zip(raw_ranges, at["devices"][device]))
     return Entry(
         id=raw["id"], title=raw["title"], description=raw["description"], apis=tuple(raw["apis"]),
         raw_ops=tuple(raw["raw_ops"]), direction=raw["direction"], root_cause=raw["root_cause"],
-        devices=devices, sources=tuple(raw["sources"]), origin=Origin(path, _line(node)), **entry_keys(raw))
+        devices=devices, sources=tuple(raw["sources"]), origin=Origin(path, at["line"]), **entry_keys(raw))

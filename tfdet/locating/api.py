@@ -15,9 +15,9 @@ import threading
 from .. import __version__
 from ..results import stats
 from ..results.locate_records import KIND, SCHEMA_VERSION, Difference, LocateResult, Spread
-from . import align, measure
+from . import align, chains, measure
 from .runs import Target, function_target, run_once, stop_all
-from .trace_file import same_fingerprints
+from .trace_file import Execution, same_fingerprints
 
 MAX_SPREAD = 12
 MAX_OTHER_ROOTS = 5
@@ -94,35 +94,73 @@ def _difference(execution, runs_pair, run, detail_stats=None):
 
 
 def _save_ref(execution):
-    key = execution.key
-    return (key[1], key[2], key[3]) if key[0] == "g" else (key[1], key[2])
+    return _save_ref_of(execution.key)
 
 
-def _detail(target, workdir, execution, call, options, notes, progress, attempts=4):
-    """Run again saving only the culprit's output, until two runs differ there (at
-    most `attempts` runs): the size of its difference at the same occurrence, or
-    the largest over the occurrences where it differed. `call`: the call of the
-    program it differed in; each detail process calls the program up to there."""
+def _detail(target, workdir, execution, call, options, notes, progress, links=(), attempts=4):
+    """Run again saving only the culprit's output (and the folded links before it,
+    chains.folded_links), until two runs differ there (at most `attempts` runs).
+    Returns (stats, key): the size of the difference and the execution key it was
+    measured at: the first link that differed at the culprit's occurrence (the op
+    that made the difference, chains.py), else the culprit at that occurrence, else
+    where it differed most. (None, None) when no two runs differed. `call`: the call
+    of the program it differed in; each detail process calls the program up to there."""
     import numpy as np
 
     ref = _save_ref(execution)
+    refs = [tuple(link) for link in links] + [ref]
+    occurrence = execution.key[4] if execution.key[0] == "g" else None
+    order = [("g",) + link + (occurrence,) for link in refs[:-1]] + [execution.key]
     saved = []
     for index in range(attempts):
         progress("detail run %d (at most %d): saving %s" % (index + 1, attempts, execution.op.name))
-        calls = run_once(target, workdir, index, save=[ref], **dict(options, repeats=call + 1))
+        calls = run_once(target, workdir, index, save=refs, **dict(options, repeats=call + 1))
         run = calls[call][0] if len(calls) > call else None
         saved.append(run.saved if run is not None else {})
         found = []
         for earlier in saved[:-1]:
-            for key in sorted(set(earlier) & set(saved[-1]), key=lambda k: (k != execution.key, k)):
-                stats = measure.difference(np.load(earlier[key]), np.load(saved[-1][key]))
-                if stats["values_differing"]:
-                    found.append((key != execution.key, -(stats["max_abs_diff"] or 0), stats))
+            compared = {}
+
+            def differs(key, earlier=earlier, compared=compared):
+                if key not in earlier or key not in saved[-1]:
+                    return None
+                if key not in compared:
+                    compared[key] = measure.difference(np.load(earlier[key]), np.load(saved[-1][key]))
+                return compared[key]["values_differing"]
+
+            first = chains.first_differing(order, differs)
+            if first is not None:
+                return compared[first], first
+            for key in sorted(set(earlier) & set(saved[-1])):
+                if _save_ref_of(key) in refs and differs(key):
+                    found.append((refs.index(_save_ref_of(key)), key != execution.key,
+                                  -(compared[key]["max_abs_diff"] or 0), key, compared[key]))
         if found:
-            return min(found, key=lambda item: item[:2])[2]
+            best = min(found, key=lambda item: item[:3])
+            return best[4], best[3]
     notes.append("%d detail runs gave %s the same values: it varies only some of the time, so the size of "
                  "its difference was not measured" % (attempts, execution.op.name))
-    return None
+    return None, None
+
+
+def _save_ref_of(key):
+    """The save ref of an execution key (its occurrence left out)."""
+    return (key[1], key[2], key[3]) if key[0] == "g" else (key[1], key[2])
+
+
+def _resolved_note(op, root):
+    """Why the answer is an op whose output the compared runs did not fingerprint."""
+    return ("%s (%s) made the difference: its output, read only by elementwise ops, was not fingerprinted in "
+            "the compared runs, where %s (%s) stood for it; the detail runs saved both, and %s differed first"
+            % (op.op_type, op.name, root.op.op_type, root.op.name, op.op_type))
+
+
+def _unresolved_note(run, links, root, detail):
+    names = ", ".join("%s (%s)" % (run.ops[(g, n)].op_type, n) for g, n, _ in links if (g, n) in run.ops)
+    why = "the detail runs were skipped" if not detail else "no two detail runs differed there"
+    return ("%s (%s) reads outputs that were not fingerprinted (%s; capture folds an output read only by an "
+            "elementwise op into its reader's): one of them may have made the difference, and %s"
+            % (root.op.op_type, root.op.name, names, why))
 
 
 def _verdict(first, compared, processes, repeats, evidence):
@@ -302,10 +340,14 @@ def _locate(target, runs, repeats, workdir, keep, detail, jobs, options, progres
     if found is not None:
         _, call, pair, base, comparison = found
         execution = comparison.first
-        try:
-            stats_ = _detail(target, workdir, execution, call, options, notes, progress) if detail else None
-        except KeyboardInterrupt:
-            raise
+        links = chains.folded_links(base, execution)
+        stats_, key = _detail(target, workdir, execution, call, options, notes, progress,
+                              links) if detail else (None, None)
+        if key is not None and key != execution.key and (key[1], key[2]) in base.ops:
+            notes.append(_resolved_note(base.ops[(key[1], key[2])], execution))
+            execution = Execution(key, None, base.ops[(key[1], key[2])], step=execution.step)
+        elif links and key is None:
+            notes.append(_unresolved_note(base, links, execution, detail))
         first = _difference(execution, pair, base, stats_)
         other_roots = [_difference(root, pair, base) for root in comparison.roots[1:1 + MAX_OTHER_ROOTS]]
         spread_total = len(comparison.spread)

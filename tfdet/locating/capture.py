@@ -18,7 +18,10 @@ compared op by op for about the cost of reading each output once:
   fingerprint stands for the op's effect (slot -1);
 - in a tf.function, a gradient op's output is fingerprinted once an op reads
   it (one nothing reads, which grappler prunes, is not made to run), and ops
-  that only pass bytes on or read shapes (IMPLIED) are recorded, not hashed.
+  that only pass bytes on or read shapes (IMPLIED) are recorded, not hashed;
+- in a tf.function, an output whose one reader is elementwise (CHAIN_READERS) is
+  recorded, not hashed: it is folded into its reader's fingerprint (chains.py
+  says how locate names the op of such a chain that differed).
 
 The trace is JSON Lines, written as the program runs (trace_file.py reads it):
   ["op", graph, name, type, [[graph, name, slot] | null, ...], source, forward, library, apis, outputs]
@@ -84,6 +87,17 @@ SKIPPED = frozenset((
 IMPLIED = frozenset((
     "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "EnsureShape", "CheckNumerics", "CheckNumericsV2",
     "Reshape", "ExpandDims", "Squeeze", "Shape", "ShapeN", "Size", "Rank",
+))
+# Elementwise ops: each output element a function of the input elements at its position (and of a
+# broadcast operand), computed alike on every run. An output whose one reader is such an op is not
+# hashed (it is *folded*): the reader's output stands for it, as Relu's stands for the Conv2D and
+# BiasAdd before it, which grappler can then fuse again. Only outputs of stateless ops the catalogue
+# does not know to vary here are folded; which op of a chain differed, locate's detail pass says
+# (chains.py) by saving the chain's outputs.
+CHAIN_READERS = frozenset((
+    "BiasAdd", "Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softplus", "Softsign", "Tanh", "Sigmoid",
+    "ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "LeakyReluGrad", "SoftplusGrad", "TanhGrad", "SigmoidGrad",
+    "Add", "AddV2", "Sub", "Mul", "RealDiv", "Neg", "Square", "Cast",
 ))
 UNHASHABLE = ("resource", "variant")
 # Ops that read their inputs' shapes, not their values: reading an output only through them
@@ -270,7 +284,8 @@ def _mutates_variable(op_type, inputs, outputs):
 class Recorder:
     """The op callback and the trace it writes. One per process."""
 
-    def __init__(self, path, steps=None, max_bytes=None, save=(), save_dir=None, method=None, every_output=False):
+    def __init__(self, path, steps=None, max_bytes=None, save=(), save_dir=None, method=None, every_output=False,
+                 fold=True):
         self.path = path
         self.steps = steps
         self.max_bytes = max_bytes
@@ -287,6 +302,10 @@ class Recorder:
         self.every_output = every_output
         self._implied = frozenset() if every_output else IMPLIED
         self.defer_gradients = not every_output  # off where TF has no hook to see every reader (install)
+        # fold: an output whose one reader is elementwise (CHAIN_READERS) is not hashed; off for a
+        # --record file, which no detail pass follows, and for every_output
+        self.fold = fold and not every_output
+        self._varying = None  # op types the catalogue says may vary on this TF and device (never folded)
         self.write_error = None  # the OSError that stopped the trace (file too large, disk full), as text
         self._lock = threading.Lock()
         self._own = threading.local()  # .active while the recorder runs an op of its own (a read-back)
@@ -532,18 +551,37 @@ class Recorder:
                 with tf.control_dependencies([graph.get_operation_by_name(op_name)]):
                     targets.append((-1, tf.raw_ops.ReadVariableOp(resource=inputs[0], dtype=dtype)))
         # a gradient op's output waits for a reader (the tape differentiates every input of an op, and
-        # grappler prunes the gradients nothing uses); any other op's is hashed as it is made
-        deferred = record[6] is not None and _defers(graph) and self.defer_gradients
+        # grappler prunes the gradients nothing uses), and so does a foldable one (its readers decide);
+        # any other op's is hashed as it is made
+        foldable = _defers(graph) and self.defer_gradients and self._foldable(op_type, graph, op_name)
+        deferred = (record[6] is not None or foldable) and _defers(graph) and self.defer_gradients
         waiting = None
         if deferred:
             waiting = self._waiting.get(graph)
             if waiting is None:  # ops made from here on are scanned for readers (_made_since)
                 waiting = self._waiting[graph] = {None: _op_id(graph, op_name)}
         for slot, tensor in targets:
-            if waiting is not None and slot >= 0:
-                waiting[(op_name, slot)] = (key, op_name, slot)  # the reader hands the tensor back
+            ref = (key, op_name, slot)
+            if waiting is not None and slot >= 0 and ref not in self.save:
+                # the reader hands the tensor back; [ref, foldable, the one elementwise reader so far]
+                waiting[(op_name, slot)] = [ref, foldable, None]
             else:  # a variable's write runs in every call: its read-back is hashed at once
-                self._hash_traced(tensor, (key, op_name, slot))
+                self._hash_traced(tensor, ref)
+
+    def _foldable(self, op_type, graph, op_name):
+        """Whether the op's outputs may be folded into an elementwise reader's: a stateless op
+        (a random op, an iterator, a read depend on more than their inputs) that the catalogue
+        does not say may vary on this TF and device."""
+        if not self.fold or op_type in _NEVER_FOLDED:
+            return False
+        if self._varying is None:
+            self._varying = _varying_op_types(self.tf_version, self.device)
+        if self._varying is False or op_type in self._varying:
+            return False
+        try:
+            return not graph.get_operation_by_name(op_name).op_def.is_stateful
+        except (AttributeError, KeyError, ValueError, TypeError):
+            return False
 
     def _consumed(self, op_type, inputs, graph, op_name):
         """Hash the outputs an op being traced reads, the first time one reads them. An output
@@ -554,17 +592,18 @@ class Recorder:
             return
         # the readers: this op, and the ops made since the last callback in this graph without one
         # (a nested tf.function's call op is made by graph.create_op, which calls no callback)
-        readers = [] if op_type in SHAPE_READERS else [inputs or ()]
-        readers.extend(op.inputs for op in _made_since(graph, waiting, op_name) if op.type not in SHAPE_READERS)
-        for tensors in readers:
+        readers = [] if op_type in SHAPE_READERS else [(op_name, op_type, inputs or ())]
+        readers.extend((op.name, op.type, op.inputs) for op in _made_since(graph, waiting, op_name)
+                       if op.type not in SHAPE_READERS)
+        for reader, reader_type, tensors in readers:
             for tensor in tensors:
-                ref = waiting.pop((tensor.op.name, tensor.value_index), None) if tensor.graph is graph else None
-                if ref is not None:
+                tensor_ref = None if tensor.graph is not graph else _take(waiting, tensor, reader, reader_type)
+                if tensor_ref is not None:
                     import tensorflow as tf
 
                     # as if made beside the op that made it: its device, none of the reader's control inputs
                     with tf.control_dependencies(None), tf.device(tensor.op.device or None):
-                        self._hash_traced(tensor, ref)
+                        self._hash_traced(tensor, tensor_ref)
 
     def _hash_traced(self, tensor, ref):
         """The ops that hash `tensor` (and save it, when asked) into the trace as `ref`."""
@@ -581,7 +620,7 @@ class Recorder:
         import tensorflow as tf
 
         for tensor in op.inputs:
-            ref = waiting.pop((tensor.op.name, tensor.value_index), None)
+            ref = _take(waiting, tensor, op.name, None)  # a silent reader is never an elementwise one
             if ref is None:
                 continue
             self._own.active = True  # the hashes' own ops are not the program's
@@ -648,6 +687,44 @@ class Recorder:
             text, width = rows.tobytes().hex(), 2 * rows[0].nbytes  # one hex string, cut per row
             self._pending.extend((refs[n], text[i * width:(i + 1) * width])
                                  for i, n in enumerate(numbers.numpy().tolist()))
+
+
+def _take(waiting, tensor, reader, reader_type):
+    """The ref of a waiting output that `reader` (an op name, of type reader_type) reads, to hash
+    now; None when the output is not waiting or stays waiting folded: its first reader is
+    elementwise (or that same reader again, as x * x reads x twice)."""
+    key = (tensor.op.name, tensor.value_index)
+    entry = waiting.get(key)
+    if entry is None:
+        return None
+    ref, foldable, folded_into = entry
+    if folded_into == reader:
+        return None
+    if foldable and folded_into is None and reader_type in CHAIN_READERS:
+        entry[2] = reader
+        return None
+    del waiting[key]
+    return ref
+
+
+# Ops never folded: their outputs are where data comes in or a variable's value is read
+_NEVER_FOLDED = frozenset(("ReadVariableOp", "IteratorGetNext", "IteratorGetNextSync", "OptionalGetValue"))
+
+
+def _varying_op_types(tf_version, device):
+    """The raw op types the catalogue says may vary on this TF version and device (False when
+    the catalogue cannot answer: then nothing is folded)."""
+    import warnings
+
+    try:
+        from ..catalog import default_catalogue
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a TF newer than the catalogue: answered by its newest release
+            verdicts = default_catalogue().affecting(tf_version, device)
+    except Exception:  # noqa: BLE001 (an uncovered TF, an unreadable catalogue: fold nothing)
+        return False
+    return frozenset(op for verdict in verdicts for op in verdict.entry.raw_ops)
 
 
 def _in_loop_gradient(graph):

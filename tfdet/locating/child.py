@@ -2,7 +2,7 @@
 `tfdet locate` starts for each run.
 
     python -m tfdet.locating.child --trace T.trace.jsonl [--repeats K] [--steps N] [--max-bytes B]
-        [--save REFS.json --save-dir D] [--patch] [--settings JSON] [--describe OUT.json]
+        [--save REFS.json --save-dir D] [--no-fold] [--patch] [--settings JSON] [--describe OUT.json]
         (--script S | --function module:name) -- ARGS
 
 Whatever happens to the script, the trace keeps what was recorded and ends
@@ -53,6 +53,8 @@ def _arguments(argv):
     parser.add_argument("--save", help="a JSON file listing the refs whose full tensors to save")
     parser.add_argument("--save-dir")
     parser.add_argument("--method", choices=("fingerprint", "checksum"))
+    parser.add_argument("--no-fold", dest="fold", action="store_false",
+                        help="hash an output whose one reader is elementwise too (capture.CHAIN_READERS)")
     parser.add_argument("--patch", action="store_true", help="apply tfdet.patch() before the program runs")
     parser.add_argument("--settings", help="a JSON object of probe settings to apply first (sides.py)")
     parser.add_argument("--describe", help="write the environment the first call ran in to this JSON file")
@@ -139,7 +141,7 @@ def main(argv=None):
 
         apply_settings(tf, json.loads(options.settings))
     recorder = Recorder(options.trace, steps=options.steps, max_bytes=options.max_bytes, save=save,
-                        save_dir=options.save_dir, method=options.method)
+                        save_dir=options.save_dir, method=options.method, fold=options.fold)
     if options.script:
         sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
     install(recorder)

@@ -45,7 +45,8 @@ def record_target(target, path, side=None, steps=None, max_bytes=None, timeout=N
             progress("run %d of %d%s: %s" % (index + 1, RUNS, (" (%s)" % side.text) if side.text else "",
                                              target.describe()))
             calls = run_once(target, workdir, index, steps=steps, max_bytes=max_bytes, timeout=timeout,
-                             env=side.env, settings=side.settings, describe=index == 0, method=method)
+                             env=side.env, settings=side.settings, describe=index == 0, method=method,
+                             fold=False)  # no detail pass follows a record: every link of a chain is hashed
             runs.append(calls[0] if calls else (None, None))
         (first, outcome), (second, _) = runs
         if first is None or not first.executions:

@@ -82,11 +82,12 @@ def _user_paths():
 
 
 def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, save=None, method=None,
-             patch=False, repeats=1, env=None, settings=None, describe=False):
+             patch=False, repeats=1, env=None, settings=None, describe=False, fold=True):
     """Run the target in one process, calling it `repeats` times there; a list with
     (Run read from its trace or None, RunOutcome) for each call, in order.
     env: variables to set; settings: probe settings to apply (sides.py); describe:
-    write the environment of the first call next to its trace (describe_path)."""
+    write the environment of the first call next to its trace (describe_path); fold: False
+    hashes the outputs capture folds into an elementwise reader too (capture.CHAIN_READERS)."""
     stem = os.path.join(workdir, "run-%d%s" % (index, "-detail" if save else ""))
     trace = stem + ".trace.jsonl"
     args = ["--trace", trace, "--repeats", str(repeats)]
@@ -98,6 +99,8 @@ def run_once(target, workdir, index, steps=None, max_bytes=None, timeout=None, s
         args += ["--method", method]
     if patch:
         args.append("--patch")
+    if not fold:
+        args.append("--no-fold")
     if settings:
         args += ["--settings", json.dumps(settings, sort_keys=True)]
     if describe:

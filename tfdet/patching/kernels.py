@@ -111,7 +111,11 @@ def applies(stock_path):
 def bincount(arr, weights, size, axis, dtype, fallback, stock_path):
     """Deterministic sums of `weights` (or counts, when None) per value of `arr`.
 
-    arr: int32/int64, all >= 0 (the caller checks); values >= size are dropped.
+    arr: int32/int64; values >= size are dropped. Negative values raise InvalidArgumentError; the
+    caller checks them only for fallback(). With axis 0 the kernel does: RaggedBincount tests every
+    value, those beyond `size` too ("Input must be non-negative", measured on TF 2.3-2.9 and 2.21),
+    which saves the separate pass over the input a check costs; with axis -1 this function checks
+    (2-D DenseBincount tests them only from TF 2.12).
     axis 0: any rank, counted over all elements; returns [size].
     axis -1: rank 2, counted per row; returns [rows, size].
     weights: None or of arr's shape; dtype: the output dtype when weights is None.
@@ -126,6 +130,10 @@ def bincount(arr, weights, size, axis, dtype, fallback, stock_path):
         size = tf.cast(size, arr.dtype)
         empty = tf.zeros([0], out_dtype)
         if axis != 0:  # TF's kernel as it is: each row counted by one thread, in order
+            # Its 2-D kernel tests values for < 0 only from TF 2.12 (tensorflow PR 59247): checked here.
+            check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])
+            with tf.control_dependencies([check]):
+                arr = tf.identity(arr)
             return tf.raw_ops.DenseBincount(input=arr, size=size, binary_output=False,
                                             weights=empty[tf.newaxis, :] if weights is None else weights)
         weights = None if weights is None else tf.reshape(tf.cast(weights, out_dtype), [-1])

@@ -527,9 +527,6 @@ def _bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32,
             output_size = tf.maximum(tf.cast(tf.convert_to_tensor(minlength, name="minlength"), idt), output_size)
         if maxlength is not None:
             output_size = tf.minimum(tf.cast(tf.convert_to_tensor(maxlength, name="maxlength"), idt), output_size)
-        check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])  # one pass
-        with tf.control_dependencies([check]):
-            arr = tf.identity(arr)
         out_dtype = weights.dtype if weights is not None else tf.as_dtype(dtype)
         values = weights if weights is not None else tf.ones(tf.shape(arr), out_dtype)
         if axis == 0:
@@ -547,8 +544,14 @@ def _bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32,
         if axis == 0 and stock_path:  # values >= the output length are dropped; TF's segment kernels would raise
             ids = tf.where(ids < num_segments, ids, -tf.ones_like(ids))
         # (the order-fixed path drops ids >= num_segments itself when validate=False)
-        out = _kernels.bincount(arr, weights, output_size, axis, out_dtype, lambda: _p.segment_reduce(
-            tf.stop_gradient(values), ids, num_segments, "sum", validate=False), stock_path=stock_path)
+
+        def segment_sums():  # negative values raise here; this CPU's kernels raise on them themselves
+            check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])  # one pass
+            with tf.control_dependencies([check]):
+                checked = tf.identity(ids)
+            return _p.segment_reduce(tf.stop_gradient(values), checked, num_segments, "sum", validate=False)
+
+        out = _kernels.bincount(arr, weights, output_size, axis, out_dtype, segment_sums, stock_path=stock_path)
         if binary_output:
             out = tf.cast(out > 0, out_dtype)
         if axis == -1:
