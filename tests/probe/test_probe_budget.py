@@ -82,3 +82,14 @@ def _workers(pid):
         except psutil.Error:
             pass
     return found
+
+
+def test_extra_runs_go_in_waves_that_keep_every_core_busy():
+    from tfdet.probe.runner import repeat_waves
+
+    # three modes on two cores: two at once, then the third in two of its processes at once
+    assert repeat_waves(3, 2) == [[(0, 1), (1, 1)], [(2, 2)]]
+    assert repeat_waves(1, 2) == [[(0, 2)]]
+    assert repeat_waves(4, 2) == [[(0, 1), (1, 1)], [(2, 1), (3, 1)]]
+    assert repeat_waves(3, 1) == [[(0, 1)], [(1, 1)], [(2, 1)]]
+    assert repeat_waves(0, 2) == []
