@@ -38,7 +38,7 @@ class ScratchError(OSError):
 
 class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
-                 size=1.0, rounds=3, seed=0, execution="function", intra_threads=None, inter_threads=None,
+                 size=1.0, rounds=2, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
                  results=None, settle=False, settings=None, startup="auto", concurrent=None):
