@@ -2,6 +2,7 @@
 """Where a probe's wall time goes, and plain start-up against the fork server.
 
     python benchmarks/bench_probe.py [--pairs 3] [--ops bincount,...] [--startup both|auto|plain] [--keep DIR]
+        [--cases N] [--json FILE]
 
 Runs the probe in this process (`tfdet probe` with its defaults, every case
 unless --ops), in pairs alternating the start-up (plain, fork; fork, plain;
