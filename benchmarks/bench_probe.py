@@ -2,6 +2,7 @@
 """Where a probe's wall time goes, and plain start-up against the fork server.
 
     python benchmarks/bench_probe.py [--pairs 3] [--ops bincount,...] [--startup both|auto|plain] [--keep DIR]
+        [--cases N] [--json FILE]
 
 Runs the probe in this process (`tfdet probe` with its defaults, every case
 unless --ops), in pairs alternating the start-up (plain, fork; fork, plain;
@@ -16,6 +17,7 @@ No assertions: a measurement.
 """
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -76,6 +78,7 @@ def main(argv=None):
     parser.add_argument("--startup", choices=("both", "auto", "plain"), default="both")
     parser.add_argument("--keep", metavar="DIR", help="keep the results files there (default: a temporary directory)")
     parser.add_argument("--cases", type=int, default=0, help="also show the N costliest cases, phase by phase")
+    parser.add_argument("--json", metavar="FILE", help="also write every run's figures there (phases, per case)")
     args = parser.parse_args(argv)
     global SHOW_CASES
     SHOW_CASES = args.cases
@@ -90,6 +93,10 @@ def main(argv=None):
                 run = run_once(kind, ops, directory, pair)
                 show(run)
                 runs[kind].append(run)
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({kind: [dict(r, bincount=sorted(r["bincount"]), runs={" ".join(k): v for k, v in r["runs"].items()})
+                              for r in kind_runs] for kind, kind_runs in runs.items()}, handle, indent=1)
     print("ops: %s; %d pair(s), %d cores" % (args.ops or "all (the README's command)", args.pairs, os.cpu_count()))
     for kind in kinds:
         walls = [r["wall"] for r in runs[kind]]

@@ -20,6 +20,13 @@ is compared with the same call of the other process (tfdet.locating.align),
 and each block of `repeats` consecutive calls is one attempt: caught when any
 of its comparisons differed. It also gives the share of compared calls that
 differed (the pairwise rate).
+
+--probe N runs the README's main command (`tfdet probe --report report.html`,
+each run its own --out in --dir) N times, one after another, and counts the
+runs where weighted bincount varied under both baseline and env; with
+--against FILE (a results file of another version, e.g. main's) it also
+compares the set of (case, pass, mode) cells that varied in each run with that
+file's. --files F... does the same for results files already written.
 """
 
 import argparse
@@ -111,6 +118,39 @@ def wilson(hits, n, z=1.96):
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def varying_cells(path):
+    from tfdet.results import read_probe
+
+    return {(r.case, r.pass_name, r.mode) for r in read_probe(path).measured if r.outcome == "varies"}
+
+
+def probe_runs(count, directory, files, against):
+    """The README's main command `count` times (or the `files` given): bincount caught, varying cells."""
+    import subprocess
+
+    reference = set().union(*(varying_cells(f) for f in against)) if against else None
+    results = list(files or [])
+    caught = 0
+    for index in range(count):
+        out = os.path.join(directory, "run-%d.jsonl" % index)
+        load, began = os.getloadavg()[0], time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "tfdet", "probe", "--report", out[:-len(".jsonl")] + ".html",
+                               "--out", out, "--overwrite", "--quiet"])
+        print("run %d: rc %d, %.1f s, load %.1f -> %.1f" % (index, done.returncode, time.monotonic() - began, load,
+                                                           os.getloadavg()[0]), flush=True)
+        results.append(out)
+    for path in results:
+        cells = varying_cells(path)
+        modes = {mode for case, _, mode in cells if case == "bincount"}
+        caught += {"baseline", "env"} <= modes
+        line = "%s: bincount varied under %s; %d cells varied" % (path, ", ".join(sorted(modes)) or "-", len(cells))
+        if reference is not None:
+            line += "; not in the reference: %s; only in the reference: %s" % (
+                sorted(cells - reference) or "none", sorted(reference - cells) or "none")
+        print(line, flush=True)
+    print("bincount varied under baseline and env in %d of %d runs" % (caught, len(results)))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=20)
@@ -120,7 +160,13 @@ def main(argv=None):
     parser.add_argument("--windows", type=int, help="attempts as windows of two long processes (see above)")
     parser.add_argument("--only", choices=[op for _, _, op in STEPS])
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--probe", type=int, metavar="N", help="run the README's main command N times (see above)")
+    parser.add_argument("--files", nargs="+", help="results files to judge as --probe judges its own")
+    parser.add_argument("--against", nargs="+", help="results files whose varying cells are the reference")
+    parser.add_argument("--dir", default=".", help="where --probe writes its results files")
     args = parser.parse_args(argv)
+    if args.probe or args.files:
+        return probe_runs(args.probe or 0, args.dir, args.files, args.against)
     rows = []
     for label, step, op in STEPS:
         if args.only and op != args.only:

@@ -86,5 +86,9 @@ def prepare(tf, np, case_id, pass_name, size, seed, execution):
     else:
         raise ValueError("unknown pass %r" % pass_name)
     if execution == "function":
-        body = tf.function(body)
+        # No autograph: a case body is straight-line TF code (loops are tf.while_loop,
+        # branches tf.cond), so its graph is the same without it, and converting it
+        # was half of tracing, paid once per case in every worker (docs/topics/probe.md
+        # "The time budget"; tests/probe/test_case_graphs.py holds the graphs equal).
+        body = tf.function(body, autograph=False)
     return Prepared(body, tensors, np)

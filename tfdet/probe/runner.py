@@ -38,7 +38,7 @@ class ScratchError(OSError):
 
 class ProbeConfig(object):
     def __init__(self, catalogue, out, python=None, modes=("baseline", "env", "api"), processes=2, repeats=5,
-                 size=1.0, rounds=3, seed=0, execution="function", intra_threads=None, inter_threads=None,
+                 size=1.0, rounds=2, seed=0, execution="function", intra_threads=None, inter_threads=None,
                  onednn=None, timeout=120.0, startup_timeout=180.0, ops=None, fixtures=(), resume=False,
                  argv=None, max_repeats=100, modes_requested=True, max_extra_seconds=15.0, overwrite=False,
                  results=None, settle=False, settings=None, startup="auto", concurrent=None):
@@ -97,6 +97,18 @@ def default_concurrency(cpu_count=None):
     only queue for the cores while each TF op already uses every core."""
     cores = os.cpu_count() if cpu_count is None else cpu_count
     return 2 if (cores or 1) >= 2 else 1
+
+
+def repeat_waves(modes, concurrent):
+    """How the extra runs of `modes` modes go: waves of at most `concurrent` modes, in
+    turn, each a list of (mode's position, processes it runs batches in at once).
+    A wave of fewer modes than `concurrent` (the last of three on two cores, or
+    bincount under patched alone) gives each more processes, so no core waits."""
+    waves, concurrent = [], max(1, concurrent)
+    for first in range(0, modes, concurrent):
+        wave = list(range(first, min(modes, first + concurrent)))
+        waves.append([(i, max(1, concurrent // len(wave))) for i in wave])
+    return waves
 
 
 def query_tf_version(python):
@@ -348,8 +360,8 @@ class Probe(object):
         claim), runs the case again, in batches of
         `repeats`, in turn in its processes and one more fresh process, until
         it varies or has `max_repeats` runs (or `max_extra_seconds` have gone).
-        The modes that need it run `concurrent` at a time; where fewer need it,
-        each sends its batches to several of its processes at once.
+        The modes that need it run in waves of `concurrent` (repeat_waves); in a
+        wave of fewer modes, each sends its batches to several of its processes at once.
         Returns {mode: (reason, extra runs)}.
         """
         notes = {}
@@ -367,11 +379,11 @@ class Probe(object):
                     reason = "it varied under " + ", ".join(varied)
                 if reason is not None:
                     todo.append((mode, reason))
-            # Fewer modes to repeat than processes that may run at once: each mode runs
-            # batches in several of its processes at once (bincount under patched alone).
-            at_once = max(1, self.config.concurrent // max(1, len(todo)))
-            extras = self._concurrently([functools.partial(self._more_runs, planned, mode, variance[mode], at_once)
-                                         for mode, _ in todo])
+            extras = []
+            for wave in repeat_waves(len(todo), self.config.concurrent):
+                extras += self._concurrently([functools.partial(self._more_runs, planned, todo[i][0],
+                                                                variance[todo[i][0]], at_once)
+                                              for i, at_once in wave])
             for (mode, reason), extra in zip(todo, extras):
                 notes[mode] = (reason, extra)
                 if measure.distinct_results(variance[mode]) > 1:

@@ -58,8 +58,8 @@ class ProbeSettings:
         "takes a quiet result as a claim from 29 runs in 2 processes", parse="switch", resume=TAKE)
     size: float = setting(1.0, "--size", "scale every case's input size (default {default}: about 1e5-1e6 elements)",
                           parse="size", metavar="X", resume=COMPARE, header=("size",))
-    rounds: int = setting(3, "--rounds", "interleaved timing rounds per process (default {default})", parse="rounds",
-                          metavar="N", header=("rounds",))
+    rounds: int = setting(2, "--rounds", "interleaved timing rounds per process (default {default}: four samples "
+                          "per mode with two processes)", parse="rounds", metavar="N", header=("rounds",))
     python: Optional[str] = setting(
         None, "--python", "run the workers with this interpreter (another venv, another TF; needs numpy and TF)",
         metavar="PATH", resume=OWN)
