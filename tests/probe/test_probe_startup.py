@@ -58,3 +58,17 @@ def test_a_forked_worker_whose_mode_did_not_take_effect_is_caught():
     # modes that call an API or patch() turn determinism on themselves: nothing to check there
     _check_forked_mode(None, setups["api"], {"op_determinism_enabled": True})
     _check_forked_mode(None, setups["patched"], {"op_determinism_enabled": True})
+
+
+def test_the_processes_of_a_mode_come_from_different_fork_servers():
+    """Forks of one server share its hash seed and address layout, so process i of
+    every mode comes from server i % 2 (tests/runtime/test_forking.py shows that two
+    servers' children differ, one server's do not)."""
+    from tfdet.probe.runner import FORK_SERVERS, Probe
+
+    probe = Probe.__new__(Probe)
+    probe.forks = ["server A", "server B"]
+    assert FORK_SERVERS == 2
+    assert [probe._server(i) for i in range(3)] == ["server A", "server B", "server A"]
+    probe.forks = []
+    assert probe._server(0) is None

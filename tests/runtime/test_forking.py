@@ -40,11 +40,15 @@ def server():
 
 
 def _worker(server, **env):
+    return _worker_and_hello(server, **env)[0]
+
+
+def _worker_and_hello(server, **env):
     child = start(ChildSpec(module="tfdet.probe.worker", env=dict(_base_environ(), **env)), interactive=True,
                   server=server)
     hello = json.loads(child.stdout.readline())
     assert hello["ok"] and hello["pid"] == child.pid, hello
-    return child
+    return child, hello
 
 
 def _ask(child, command):
@@ -82,6 +86,20 @@ def test_a_child_whose_environment_differs_in_what_tf_reads_on_import_is_refused
                                env=dict(_base_environ(), TF_ENABLE_ONEDNN_OPTS="0")))
 
 
+def test_forks_of_one_server_share_its_hash_seed_but_draw_their_own_numpy_numbers(server):
+    """numpy's global generator is reseeded in each child, as a fresh interpreter
+    seeds its own; Python's hash seed cannot be, so the probe takes the processes
+    of a mode from different servers (the slow test below shows two servers differ)."""
+    children, hellos = zip(*[_worker_and_hello(server) for _ in range(2)])
+    try:
+        first, second = (hello["identity"] for hello in hellos)
+        assert first["numpy_state"] != second["numpy_state"]
+        assert first["str_hash"] == second["str_hash"]
+    finally:
+        for child in children:
+            child.kill()
+
+
 def test_a_killed_child_is_reaped_and_says_how_it_ended(server):
     child = _worker(server)
     child.stop()  # the spec's KILL
@@ -89,9 +107,15 @@ def test_a_killed_child_is_reaped_and_says_how_it_ended(server):
 
 
 @pytest.mark.slow  # a second server: a second TensorFlow import
-def test_no_forked_child_outlives_its_server():
+def test_no_forked_child_outlives_its_server(server):
+    """...and a second server's children have a hash seed of their own (when
+    PYTHONHASHSEED leaves it random), as a second fresh interpreter has."""
+    first = server
     server = ForkServer(None, _base_environ(), PRELOAD, LAZY, timeout=300).start()
-    children = [_worker(server), _worker(server, TF_DETERMINISTIC_OPS="1")]
+    (child, hello), (_, first_hello) = _worker_and_hello(server), _worker_and_hello(first)
+    children = [child, _worker(server, TF_DETERMINISTIC_OPS="1")]
+    if os.environ.get("PYTHONHASHSEED", "random") == "random":
+        assert hello["identity"]["str_hash"] != first_hello["identity"]["str_hash"]
     os.kill(server.child.pid, signal.SIGKILL)  # no chance to clean up: the children's lifeline does it
     try:
         assert all(pid_gone(child.pid) for child in children)

@@ -28,6 +28,13 @@ from .plan import machine_capabilities, plan_cases
 from .process import PRELOAD, WorkerFailed, WorkerProcess, worker_environ
 
 
+# Forked processes share what their server had when it forked: Python's hash seed, the
+# address layout, numpy's global generator. The processes of a mode come from different
+# servers (process i from server i % 2), so the cross-process evidence ("distinct across
+# processes") still compares two hash seeds and two layouts, as two fresh interpreters would.
+FORK_SERVERS = 2
+
+
 class ProbeError(Exception):
     """The probe cannot run at all (no TensorFlow in that interpreter, ...)."""
 
@@ -166,7 +173,7 @@ class Probe(object):
         self.mode_failures = {}  # mode -> why a mode that should have run did not
         self.expectations = {}  # (case id, mode) -> why the catalogue expects variance there
         self.unsettled = {}  # (case id, mode) -> why more runs could settle the catalogue's claim (--settle)
-        self.forks = None  # the fork server the workers come from, or None: plain start-up
+        self.forks = []  # the fork servers the workers come from (process i from server i % len); []: plain start-up
         self.startup = "plain"  # how the workers started, for the header: "fork", or "plain: why"
         # Where the run's time went, in seconds: wall time of each phase here, and the
         # workers' own import and case-building time (summed over workers). Not recorded;
@@ -194,7 +201,7 @@ class Probe(object):
         return process_environment(os.environ, setup, extra)
 
     def _start_forks(self, tf_version):
-        """Start the fork server the workers will come from; how they will start ("fork", or "plain: why")."""
+        """Start the fork servers the workers will come from; how they will start ("fork", or "plain: why")."""
         if self.config.startup == "plain":
             return "plain: asked for (--startup plain)"
         why = fork_verdict(tf_version)
@@ -202,16 +209,35 @@ class Probe(object):
             return "plain: " + why
         base = worker_environ(self._environ(self.setups["baseline"]))
         lazy = {s.name for s in self.config.catalogue.switches if s.kind == "env"}  # what the modes change
-        try:
-            self.forks = ForkServer(self.config.python, base, PRELOAD, lazy, self.config.startup_timeout).start()
-        except ForkServerError as exc:
-            return "plain: " + str(exc)
-        self._count("fork server import", self.forks.hello.get("import_seconds", 0.0))
+        servers = [ForkServer(self.config.python, base, PRELOAD, lazy, self.config.startup_timeout)
+                   for _ in range(min(FORK_SERVERS, self.config.processes))]
+        with ThreadPoolExecutor(len(servers), thread_name_prefix="tfdet-forkserver") as pool:
+            started = [pool.submit(server.start) for server in servers]
+        failed = [future.exception() for future in started if future.exception() is not None]
+        if failed:
+            for server in servers:
+                server.close()
+            unexpected = [exc for exc in failed if not isinstance(exc, ForkServerError)]
+            if unexpected:
+                raise unexpected[0]
+            return "plain: " + str(failed[0])
+        self.forks = servers
+        for server in servers:
+            self._count("fork server import", server.hello.get("import_seconds", 0.0))
         return "fork"
+
+    def _server(self, index):
+        """The fork server process `index` of a mode comes from, or None (plain start-up)."""
+        return self.forks[index % len(self.forks)] if self.forks else None
+
+    def _close_forks(self):
+        servers, self.forks = self.forks, []
+        for server in servers:
+            server.close()
 
     def _worker(self, mode, index, environ=None):
         return WorkerProcess(self.config.python, environ or self._environ(self.setups[mode]), "%s#%d" % (mode, index),
-                             server=self.forks)
+                             server=self._server(index))
 
     def _start(self, setups):
         """Start every worker at once (imports overlap, or forks of one that imported TF), then set each up."""
@@ -237,8 +263,8 @@ class Probe(object):
             for worker in [w for _, w in pending]:
                 worker.kill()
             self.workers = {}
-            self.forks.close()
-            self.forks, self.startup = None, "plain: " + unchecked
+            self._close_forks()
+            self.startup = "plain: " + unchecked
             return self._start(setups)
         for mode, reason in failed.items():
             self.progress(Message("mode %s dropped: %s" % (mode, reason)))
@@ -276,7 +302,7 @@ class Probe(object):
         old.kill()
         if self.stopping:
             return
-        worker = WorkerProcess(self.config.python, old.environ, old.name, server=self.forks)
+        worker = WorkerProcess(self.config.python, old.environ, old.name, server=self._server(index))
         worker.start()
         worker.needs_handshake = True
         self.workers[mode][index] = worker
@@ -299,8 +325,7 @@ class Probe(object):
                     worker.stop()
         finally:  # even when Ctrl-C lands while the workers are being stopped
             try:
-                if self.forks is not None:
-                    self.forks.close()
+                self._close_forks()
             finally:
                 scratch.remove(self.scratch)
 
@@ -535,7 +560,7 @@ class Probe(object):
         clock = self._spent("fork server start (wall)", clock)
         self.progress(Message("starting %d TensorFlow %s processes (%s x %d), %s" % (
             len(self.active_modes) * config.processes, tf_version, ", ".join(self.active_modes), config.processes,
-            "forked from one that imported TensorFlow once" if self.forks else "start-up " + self.startup)))
+            "forked from %d that imported TensorFlow once each" % len(self.forks) if self.forks else "start-up " + self.startup)))
         environments = self._start(self.setups)
         self._spent("workers start (wall)", clock)
         first = environments[self.active_modes[0]]

@@ -161,6 +161,14 @@ def _describe_error(exc):
     return {"type": kind, "message": message[:500]}
 
 
+def _identity(np):
+    """What a fresh interpreter has of its own and forks of one server share unless
+    reseeded: Python's hash seed and numpy's global generator (runtime/forkserver.py
+    reseeds the latter; the probe forks the processes of a mode from different servers)."""
+    # the key's word 0 is the same after any seeding; word 1 is not
+    return {"str_hash": hash("tfdet"), "numpy_state": int(np.random.get_state()[1][1])}
+
+
 def main():
     protocol = _protocol_stream()
 
@@ -187,7 +195,7 @@ def main():
         return 4
     worker = Worker(tf, np)
     reply({"ok": True, "hello": True, "tf_version": tf.__version__, "import_seconds": time.perf_counter() - started,
-           "pid": os.getpid()})
+           "pid": os.getpid(), "identity": _identity(np)})
     handlers = {"setup": worker.setup, "variance": worker.variance, "time": worker.time}
     for line in sys.stdin:
         if not line.strip():
