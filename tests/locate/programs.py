@@ -5,6 +5,8 @@ import os
 import subprocess
 
 _STATE = {}
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "examples", "locate")
 
 
 def counting_step():
@@ -55,31 +57,17 @@ def line_of(marker):
 
 
 def unknown_varying_op_in_a_chain(steps=3):
-    """A crop_and_resize training step (its image gradient varies on a 2-core CPU: many boxes
-    add into the same pixels), the gradient read only by a Mul, with capture told the
-    catalogue does not know that op: its output is folded into the Mul's, as the output of
-    an op that varies but that the catalogue does not list would be."""
-    import numpy as np
-    import tensorflow as tf
+    """examples/locate/steps.py's crop_and_resize training step (its image gradient varies on
+    a 2-core CPU: many boxes add into the same pixels; the gradient is read only by a Mul),
+    with capture told the catalogue does not know that op: its output is folded into the
+    Mul's, as the output of an op that varies but that the catalogue does not list would be."""
+    import sys
 
     from tfdet.locating import capture
 
     for recorder in list(capture._INSTALLED):  # noqa: SLF001 (the op the catalogue does not know)
         recorder._varying = frozenset()  # noqa: SLF001
-    rng = np.random.RandomState(0)
-    corners = rng.uniform(0, 1, (8000, 2, 2))
-    boxes = tf.constant(np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1), tf.float32)
-    box_indices = tf.constant(rng.randint(0, 4, 8000), tf.int32)
-    images = tf.Variable(rng.standard_normal((4, 64, 64, 4)).astype(np.float32))
+    sys.path.insert(0, EXAMPLES)
+    import steps as example_steps
 
-    @tf.function
-    def train_step():
-        with tf.GradientTape() as tape:
-            crops = tf.image.crop_and_resize(images, boxes, box_indices, [8, 8])  # UNKNOWN CROP
-            loss = tf.reduce_sum(crops ** 2)
-        images.assign_sub(1e-6 * tape.gradient(loss, images))
-        return loss
-
-    for _ in range(steps):
-        train_step()
-    return float(tf.reduce_sum(images))
+    return example_steps.crop_and_resize_step(steps)

@@ -2,6 +2,8 @@
 traced ops, variable writes and gradients, and the fingerprints themselves."""
 
 import inspect
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -9,7 +11,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from tfdet.locating import capture  # noqa: E402
-from tfdet.locating.trace_file import read_trace  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from traced import captured  # noqa: E402
 
 HERE = __file__
 
@@ -37,18 +41,6 @@ def program(steps=2):
     for _ in range(steps):
         step(tf.ones([2, 2]))
     return table
-
-
-def captured(tmp_path, function, **options):
-    path = str(tmp_path / "trace.jsonl")
-    recorder = capture.Recorder(path, **options)
-    capture.install(recorder)
-    try:
-        function()
-    finally:
-        capture.uninstall(recorder)
-        recorder.close("finished")
-    return read_trace(path)
 
 
 def test_eager_ops_traced_ops_variable_writes_and_steps_are_recorded(tmp_path):
