@@ -1,6 +1,7 @@
 """SIGINT, SIGTERM and SIGKILL at seeded random points of a real probe: every
 case finished before the signal is kept, exactly once and unchanged; the file
-parses; --resume completes it; nothing prints a traceback; scratch space is
+parses; --resume completes it (a run stopped before its header leaves no file,
+and --resume refuses in one line); nothing prints a traceback; scratch space is
 removed on exit, and what a killed run leaves by the next run."""
 
 import random
@@ -10,7 +11,7 @@ import pytest
 
 from faultkit import (STAGGERED_ARGS, STAGGERED_KEYS, STAGGERED_OPS, assert_intact, assert_no_traceback,
                       header_written, interrupt, probe_argv, records_by_key, run, scratch_dirs, start, wait_for)
-from tfdet.cli.exitcodes import INTERRUPTED, OK
+from tfdet.cli.exitcodes import INTERRUPTED, OK, USAGE
 
 pytest.importorskip("tensorflow")
 
@@ -62,7 +63,15 @@ def stop_and_resume(tmp_path, how, delay, after_header):
     assert all(name.startswith("tfdet-probe-%d-" % proc.pid) for name in left)  # the owner's pid in the name
     assert_intact(out)
     kept = records_by_key(out)
-    code, _, err = run(staggered(out, "--resume"), tmp_path)
+    if not out.exists():
+        # stopped before the header reached the file (the probe writes it once its workers
+        # run): nothing was kept, the claimed file is removed, and --resume says so in one line
+        assert how != "kill" and not kept
+        code, _, err = run(staggered(out, "--resume"), tmp_path)
+        assert code == USAGE and "does not exist; run without --resume to start it" in err, err
+        code, _, err = run(staggered(out), tmp_path)
+    else:
+        code, _, err = run(staggered(out, "--resume"), tmp_path)
     assert code == OK, err
     assert_no_traceback(err)
     assert set(assert_intact(out)) == STAGGERED_KEYS  # every case, exactly once
