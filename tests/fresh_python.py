@@ -116,10 +116,9 @@ def _child():
     helpers, script = sys.argv[1], sys.argv[2]
     if helpers in sys.path:
         sys.path.remove(helpers)
-    if "numpy" in sys.modules:
-        # numpy's global generator was seeded from the OS once, in the server, for every child alike;
-        # a fresh interpreter seeds its own (Python's random reseeds itself after a fork)
-        sys.modules["numpy"].random.seed()
+    from tfdet.runtime.forkserver import reseed_as_a_fresh_interpreter
+
+    reseed_as_a_fresh_interpreter()
     code = 0
     try:
         if script == "-c":

@@ -131,13 +131,19 @@ def bincount(arr, weights, size, axis, dtype, fallback, stock_path):
         empty = tf.zeros([0], out_dtype)
         if axis != 0:  # TF's kernel as it is: each row counted by one thread, in order
             # Its 2-D kernel tests values for < 0 only from TF 2.12 (tensorflow PR 59247): checked here.
-            check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])
-            with tf.control_dependencies([check]):
-                arr = tf.identity(arr)
+            arr = after_non_negative_check(arr, arr)
             return tf.raw_ops.DenseBincount(input=arr, size=size, binary_output=False,
                                             weights=empty[tf.newaxis, :] if weights is None else weights)
         weights = None if weights is None else tf.reshape(tf.cast(weights, out_dtype), [-1])
         return _chunked_sums(tf, tf.reshape(arr, [-1]), weights, size, out_dtype)
+
+
+def after_non_negative_check(arr, tensor):
+    """`tensor`, once bincount's input `arr` is checked for values < 0 (stock's error message; one pass)."""
+    tf = _tf()
+    check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])
+    with tf.control_dependencies([check]):
+        return tf.identity(tensor)
 
 
 def _chunked_sums(tf, values, weights, size, dtype):

@@ -546,9 +546,7 @@ def _bincount(arr, weights=None, minlength=None, maxlength=None, dtype=tf.int32,
         # (the order-fixed path drops ids >= num_segments itself when validate=False)
 
         def segment_sums():  # negative values raise here; this CPU's kernels raise on them themselves
-            check = tf.debugging.Assert(tf.reduce_min(arr) >= 0, ["Input arr must be non-negative!"])  # one pass
-            with tf.control_dependencies([check]):
-                checked = tf.identity(ids)
+            checked = _kernels.after_non_negative_check(arr, ids)
             return _p.segment_reduce(tf.stop_gradient(values), checked, num_segments, "sum", validate=False)
 
         out = _kernels.bincount(arr, weights, output_size, axis, out_dtype, segment_sums, stock_path=stock_path)

@@ -204,6 +204,14 @@ class Server(object):
                     pass
 
 
+def reseed_as_a_fresh_interpreter():
+    """In a forked child: numpy's global generator was seeded from the OS once, in the
+    server, for every child alike; a fresh interpreter seeds its own (Python's random
+    reseeds itself after a fork)."""
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+
+
 def become_child(message, fds, control, server):
     """In the forked child: dies with the server, takes its pipes and its
     mode's environment (before anything of TF's runs), then runs its module."""
@@ -221,10 +229,7 @@ def become_child(message, fds, control, server):
         os.chdir(message["cwd"])
     sys.path[:0] = [p for p in message.get("user_paths", []) if p not in sys.path]
     sys.argv = [message["module"]] + [str(a) for a in message.get("args", [])]
-    if "numpy" in sys.modules:
-        # numpy's global generator was seeded from the OS once, in the server, for every child
-        # alike; a fresh interpreter seeds its own (Python's random reseeds itself after a fork)
-        sys.modules["numpy"].random.seed()
+    reseed_as_a_fresh_interpreter()
     runpy.run_module(message["module"], run_name="__main__", alter_sys=True)
     return 0
 
