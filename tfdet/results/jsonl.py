@@ -213,16 +213,23 @@ class JsonLinesWriter(object):
         data = "".join(_encode(record) for record in records).encode("utf-8")
         if not data:
             return
+        written = 0
         try:
             os.lseek(self.fd, self._good, os.SEEK_SET)
             view = memoryview(data)
             while view:
-                view = view[os.write(self.fd, view):]
+                count = os.write(self.fd, view)
+                written += count
+                view = view[count:]
             os.fsync(self.fd)
         except BaseException as exc:
             # Leave the file ending at its last complete line, so it reads and resumes.
+            # Lines written in full stay: a Ctrl-C that lands in fsync (the slow part)
+            # must not take back a record a reader may already have seen.
+            kept = data.rfind(b"\n", 0, written) + 1
             try:
-                os.ftruncate(self.fd, self._good)
+                os.ftruncate(self.fd, self._good + kept)
+                self._good += kept
             except OSError:
                 pass  # readers and --resume drop a torn last line anyway
             if isinstance(exc, OSError):
