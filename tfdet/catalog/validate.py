@@ -40,9 +40,13 @@ def schema_validator():
 
 # --- YAML with positions ---------------------------------------------------
 
+# libyaml's loader where PyYAML has it: its nodes carry the same line marks and
+# it composes the catalogue about ten times faster than the pure-Python one.
+_POSITIONS_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 def _compose(text, path):
     """Parse YAML safely into (data, node). Raises CatalogError on bad YAML."""
-    loader = yaml.SafeLoader(text)
+    loader = _POSITIONS_LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
