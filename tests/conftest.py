@@ -1,6 +1,14 @@
 import os
+import sys
 
 import pytest
+
+# This project's machines set PYTHONDONTWRITEBYTECODE, so every Python the suite starts (the
+# xdist workers, each tfdet command, each fork server and worker) compiled tfdet and the test
+# modules from source again. The suite's processes cache bytecode, as an installed tfdet's do
+# (pip compiles it on install): benchmarks/bench_startup.py does the same for its children.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 # How many pytest-xdist workers `python -m pytest` uses when no -n is given (see
 # docs/development.md, "Tests"): one per usable core, at most this many; none on a saturated machine.
@@ -93,6 +101,8 @@ def pytest_addoption(parser):
                      help="also run tests that need other TF versions (see tests/multiversion/make_venvs.py)")
     parser.addoption("--runupstream", action="store_true", default=False,
                      help="also run TensorFlow's wheel-shipped kernel tests stock vs patched (tox -e upstream)")
+    parser.addoption("--runfaults", action="store_true", default=False,
+                     help="also run tests/faults: faults injected into real runs (tox -e faults; CI runs them)")
     parser.addoption("--runcorpus", action="store_true", default=False,
                      help="also hold every corpus program to every promise (tox -e corpus; long)")
     parser.addoption("--runreadme", action="store_true", default=False,
@@ -136,9 +146,22 @@ def pytest_collection_modifyitems(config, items):
         for marker, (enabled, reason) in skips.items():
             if marker in item.keywords and not enabled:
                 item.add_marker(pytest.mark.skip(reason=reason))
+        if not config.getoption("--runfaults") and _in_faults(item):
+            item.add_marker(pytest.mark.skip(reason="faults injected into real runs: run with --runfaults (tox -e faults)"))
         # "corpus" is also the name of tests/corpus, so every test there has that keyword: the marker itself counts
         if item.get_closest_marker("corpus") and not config.getoption("--runcorpus"):
             item.add_marker(pytest.mark.skip(reason="every corpus promise: run with --runcorpus (tox -e corpus)"))
+
+
+FAULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faults")
+
+
+def _in_faults(item):
+    """tests/faults: each test there injects faults (signals, full disks, a second writer, damaged
+    files) into real tfdet runs, most of them two `tfdet probe` commands and a TensorFlow start-up
+    each. They are their own suite (--runfaults, tox -e faults, a step of CI's), so the README's
+    test command stays within 5 minutes on 2 cores (docs/development.md, "Tests")."""
+    return os.path.dirname(str(item.path)) == FAULTS_DIR
 
 
 @pytest.fixture
