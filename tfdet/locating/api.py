@@ -14,6 +14,7 @@ import threading
 
 from .. import __version__
 from ..results import stats
+from ..results.arrays import load_array
 from ..results.locate_records import KIND, SCHEMA_VERSION, Difference, LocateResult, Spread
 from . import align, chains, measure
 from .runs import Target, function_target, run_once, stop_all
@@ -105,7 +106,6 @@ def _detail(target, workdir, execution, call, options, notes, progress, links=()
     that made the difference, chains.py), else the culprit at that occurrence, else
     where it differed most. (None, None) when no two runs differed. `call`: the call
     of the program it differed in; each detail process calls the program up to there."""
-    import numpy as np
 
     ref = _save_ref(execution)
     refs = [tuple(link) for link in links] + [ref]
@@ -125,7 +125,7 @@ def _detail(target, workdir, execution, call, options, notes, progress, links=()
                 if key not in earlier or key not in saved[-1]:
                     return None
                 if key not in compared:
-                    compared[key] = measure.difference(np.load(earlier[key]), np.load(saved[-1][key]))
+                    compared[key] = measure.difference(load_array(earlier[key]), load_array(saved[-1][key]))
                 return compared[key]["values_differing"]
 
             first = chains.first_differing(order, differs)

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from .. import __version__
 from ..catalog import expected_to_vary
 from ..progress import SILENT, Finished, Message, Started, Working
+from ..results.arrays import load_array
 from ..results import interpret, stats
 from ..results.probe_file import ProbeResultsWriter, read_probe
 from ..results.probe_settings import header_settings
@@ -502,9 +503,7 @@ class Probe(object):
         self._phase = "timing rounds"
         samples = self._timing(planned, variance)
         clock = self._spent("timing rounds (wall)", clock)
-        import numpy as np
-
-        records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, np.load)
+        records = measure.case_records(planned.case_id, planned.pass_name, variance, samples, load_array)
         self._spent("records (wall)", clock)
         self._case = None
         for index, record in enumerate(records):

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from ..progress import Finished, Message, Started, Working
+from ..results.arrays import load_array
 from ..results.vary_records import KIND, SCHEMA_VERSION, ArmInfo, VaryEnd, VaryHeader, VaryRecord
 from ..runtime.launch import ChildSpec, StderrTail, child_environ, start
 from . import scratch as scratch_space
@@ -232,9 +233,7 @@ class _State(object):
 
 
 def _load(path):
-    import numpy as np
-
-    return np.load(path)
+    return load_array(path)
 
 
 def _run_arm(config, arm, cases, scratch, state):

@@ -1,0 +1,56 @@
+"""A worker's saved array read back in the waiting process, and a Ctrl-C that lands
+while it is read: the interrupt, never numpy's TypeError (tfdet probe printed a
+traceback and exited 1 where it must exit 130)."""
+
+import collections
+import signal
+
+import numpy as np
+import pytest
+
+from tfdet.results.arrays import load_array
+
+
+def test_the_array_comes_back_as_saved(tmp_path):
+    for array in (np.arange(7, dtype=np.float32).reshape(7, 1), np.array([], dtype=np.int64), np.float64(3.5)):
+        path = str(tmp_path / "a.npy")
+        np.save(path, array)
+        loaded = load_array(path)
+        assert loaded.dtype == array.dtype and loaded.shape == array.shape
+        np.testing.assert_array_equal(loaded, array)
+
+
+def test_a_pickled_array_is_refused(tmp_path):
+    path = str(tmp_path / "o.npy")
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError):
+        load_array(path)
+
+
+def test_an_interrupt_while_reading_stays_an_interrupt(tmp_path):
+    # SIGALRM at staggered short delays over many reads: np.load turns about 1 in 100 of
+    # these into a TypeError (numpy.fromfile swallows the exception and retries the file
+    # as a path); load_array must give KeyboardInterrupt every time.
+    path = str(tmp_path / "big.npy")
+    np.save(path, np.arange(200000, dtype=np.float32))
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    seen = collections.Counter()
+    try:
+        for i in range(1500):
+            signal.setitimer(signal.ITIMER_REAL, 0.0001 * (i % 20 + 1))
+            try:
+                while True:  # until the one alarm lands: always inside this try
+                    load_array(path)
+            except KeyboardInterrupt:
+                seen["interrupt"] += 1
+            except Exception as exc:  # what np.load gives
+                seen[type(exc).__name__] += 1
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert seen == {"interrupt": 1500}
