@@ -1,5 +1,6 @@
 """TensorFlow versions as the catalogue speaks of them: major.minor releases."""
 
+import functools
 import re
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -21,6 +22,20 @@ def tf_minor(version):
     The catalogue's claims are per minor release, so 2.6.2, 2.6.0rc1 and 2.6
     all mean 2.6. Raises ValueError for anything that is not a version.
     """
+    try:
+        return _tf_minor_cached(version)
+    except TypeError:  # unhashable, so no version: the uncached path says so
+        return _tf_minor(version)
+
+
+# Lookups ask for the same few versions again and again (the docs' catalogue pages
+# about a million times); parsing them each time was most of the cost.
+@functools.lru_cache(maxsize=1024)
+def _tf_minor_cached(version):
+    return _tf_minor(version)
+
+
+def _tf_minor(version):
     if isinstance(version, Version):
         return Version("%d.%d" % (version.major, version.minor))
     match = _RELEASE.match(str(version))
@@ -68,11 +83,13 @@ def parse_specifier(text):
         raise ValueError("not a PEP 440 version specifier: %r (expected e.g. '>=2.5,<2.7')" % (text,)) from None
 
 
+@functools.lru_cache(maxsize=8192)
 def contains(specifier, version):
     """True if a major.minor Version falls in the specifier.
 
     A minor release is represented by its .0 release, so '<2.7' holds 2.6 and
-    '>=2.7' holds 2.7; pre-releases count as their release.
+    '>=2.7' holds 2.7; pre-releases count as their release. Cached: equal
+    specifiers and versions hash alike, and both are immutable.
     """
     return specifier.contains(Version("%d.%d.0" % (version.major, version.minor)), prereleases=True)
 
