@@ -40,13 +40,14 @@ def schema_validator():
 
 # --- YAML with positions ---------------------------------------------------
 
-# libyaml's loader where PyYAML has it: its nodes carry the same line marks and
-# it composes the catalogue about ten times faster than the pure-Python one.
-_POSITIONS_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's loader where PyYAML has it: its nodes carry the same marks (line, column
+# and character index, non-ASCII text included) and it composes the catalogue about ten
+# times faster than the pure-Python one.
+POSITIONS_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def _compose(text, path):
     """Parse YAML safely into (data, node). Raises CatalogError on bad YAML."""
-    loader = _POSITIONS_LOADER(text)
+    loader = POSITIONS_LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -25,6 +25,7 @@ import yaml
 
 from .model import VARYING_STATUSES
 from .update import APPLIED, CONFLICT, unique, unique_evidence
+from .validate import POSITIONS_LOADER
 from .versions import COVERED_TF_VERSIONS
 
 WIDTH = 110  # the catalogue's widest lines
@@ -79,7 +80,7 @@ class _Located(object):
 
     def __init__(self, text, path):
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=POSITIONS_LOADER)
         except yaml.YAMLError as exc:
             raise EditError("%s: not valid YAML: %s" % (path, exc)) from None
         self.entries = {}
