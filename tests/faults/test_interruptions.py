@@ -94,10 +94,9 @@ def schedule(tmp_path, how, seed, points, timeline, after_header_share):
 
 
 # SIGINT's stop is slow only (--runslow, tox -e faults): tfdet probe ends on SIGTERM by raising the
-# KeyboardInterrupt that Ctrl-C raises (cli/probe_cmd.py), so "term" here (CI's faults step) runs the
-# same unwinding (cases kept, scratch removed, no traceback, resume), and Ctrl-C itself is held to exit
-# 130 with its finished cases kept and resumed by the default suite's
-# tests/probe/test_probe_run.py::test_interrupted_run_resumes_without_duplicates.
+# KeyboardInterrupt that Ctrl-C raises (cli/probe_cmd.py), so "term" here runs the same unwinding
+# (cases kept, scratch removed, no traceback, resume), and Ctrl-C itself is held to exit 130 with its
+# finished cases kept and resumed by test_ctrl_c_mid_run.py (beside this file).
 @pytest.mark.parametrize("how", [pytest.param("int", marks=pytest.mark.slow), "term", "kill"])
 def test_a_stopped_run_keeps_what_it_finished_and_resumes(tmp_path, timeline, how):
     schedule(tmp_path, how, seed=13, points=1, timeline=timeline, after_header_share=1.0)
