@@ -106,7 +106,6 @@ def _detail(target, workdir, execution, call, options, notes, progress, links=()
     that made the difference, chains.py), else the culprit at that occurrence, else
     where it differed most. (None, None) when no two runs differed. `call`: the call
     of the program it differed in; each detail process calls the program up to there."""
-
     ref = _save_ref(execution)
     refs = [tuple(link) for link in links] + [ref]
     occurrence = execution.key[4] if execution.key[0] == "g" else None

@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from .. import __version__
 from ..catalog import expected_to_vary
 from ..progress import SILENT, Finished, Message, Started, Working
-from ..results.arrays import load_array
 from ..results import interpret, stats
+from ..results.arrays import load_array
 from ..results.probe_file import ProbeResultsWriter, read_probe
 from ..results.probe_settings import header_settings
 from ..results.probe_records import SCHEMA_VERSION, EndRecord, Environment, ProbeHeader, Threads

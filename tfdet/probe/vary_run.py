@@ -209,7 +209,7 @@ class _State(object):
             if reference is None or changed is None:
                 still.append(comparison)
                 continue
-            fields = judge(reference, changed, _load, comparison.slice_rows)
+            fields = judge(reference, changed, load_array, comparison.slice_rows)
             notes = [n for n in (fields.get("note"), changed.get("note")) if n]  # a workers arm's agreement
             if notes:
                 fields["note"] = "; ".join(notes)
@@ -230,10 +230,6 @@ class _State(object):
         self.stopping = True
         for child in list(self.children):
             child.stop()
-
-
-def _load(path):
-    return load_array(path)
 
 
 def _run_arm(config, arm, cases, scratch, state):
