@@ -23,16 +23,29 @@ def _usable_cores():
 
 
 def _free_cores():
-    """The usable cores, or 1 when the machine is already saturated (1-minute load average
-    at or above the cores): workers only pay on idle cores, and on a machine others keep
-    busy they stretch each test's subprocesses past their timeouts (the fault tests'
-    180 s probe runs did, at load 20 on 2 cores)."""
+    """The usable cores, or 1 when the machine is already saturated: workers only pay on idle
+    cores, and on a machine others keep busy they stretch each test's subprocesses past their
+    timeouts (the fault tests' 180 s probe runs did, at load 20 on 2 cores).
+
+    Saturated means the cores were at least 90% busy over a quarter of a second. Not the
+    1-minute load average, which a suite run that just ended keeps at about the cores for a
+    minute: a second `python -m pytest` right after the first then ran in one process
+    (431 s against 256 s)."""
     cores = _usable_cores()
+    return 1 if _busy_fraction(0.25) >= 0.9 else cores
+
+
+def _busy_fraction(seconds):
+    """The share of all cores' time spent busy over the next `seconds` (psutil, in the test
+    extra); without psutil, the 1-minute load average over the cores."""
     try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        busy = 0.0
-    return 1 if busy >= cores else cores
+        import psutil
+    except ImportError:
+        try:
+            return os.getloadavg()[0] / _usable_cores()
+        except (AttributeError, OSError):
+            return 0.0
+    return psutil.cpu_percent(interval=seconds) / 100.0
 
 
 @pytest.hookimpl(tryfirst=True)

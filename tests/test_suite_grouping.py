@@ -4,7 +4,13 @@ so the fixture (a trained model, a probe run) runs once per suite and not once p
 
 pytest 9.2 with pytest-xdist 3.8 defeats this silently (pytest-dev/pytest-xdist#1386: xdist
 writes the group into a nodeid field pytest no longer reads); these tests fail there."""
+import subprocess
+import sys
+import time
+
 import pytest
+
+from tests import conftest
 
 
 @pytest.fixture(scope="module")
@@ -30,3 +36,18 @@ def test_a_test_without_shared_fixtures_is_spread_freely(request):
     _under_loadgroup(request)
     assert request.node.get_closest_marker("xdist_group") is None
     assert "@" not in request.node.nodeid
+
+
+def test_a_saturated_machine_gets_one_process():
+    """With every usable core kept busy by another process, `python -m pytest` runs without
+    workers (tests/conftest.py, _free_cores): they would only slow each other's subprocesses."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(conftest._usable_cores())]
+    try:
+        time.sleep(0.3)  # the spinners are past their start-up
+        assert conftest._busy_fraction(0.25) >= 0.9
+        assert conftest._free_cores() == 1
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
