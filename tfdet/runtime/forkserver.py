@@ -36,6 +36,7 @@ Runs in the interpreter under test: Python 3.7 syntax, standard library only
 """
 
 import array
+import atexit
 import gc
 import importlib
 import json
@@ -184,6 +185,9 @@ class Server(object):
                 traceback.print_exc()
             finally:
                 try:
+                    # as a fresh interpreter ends: TF's autograph, for one, removes the
+                    # source files it wrote to the temp directory in an atexit function
+                    atexit._run_exitfuncs()
                     sys.stdout.flush()
                     sys.stderr.flush()
                 finally:
