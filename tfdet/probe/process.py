@@ -2,6 +2,7 @@
 
 import json
 import queue
+import subprocess
 import threading
 import time
 
@@ -12,6 +13,11 @@ from ..runtime.launch import ChildSpec, StderrTail, describe_exit, start
 # (tfdet.patching only where the interpreter has its dependencies).
 PRELOAD = ("tfdet.probe.worker", "tfdet.probe.cases", "tfdet.probe.environment", "tfdet.results.stats",
            "tfdet.runtime.apply", "tfdet.patching")
+
+
+# Seconds a worker asked to exit has to end by itself before it is killed (Python's exit with
+# TensorFlow loaded takes well under one here).
+EXIT_GRACE = 5.0
 
 
 class WorkerFailed(Exception):
@@ -103,11 +109,37 @@ class WorkerProcess(object):
         if self.proc is not None:
             self.proc.kill()
 
-    def stop(self):
-        if self.alive():
-            try:
-                self.request({"cmd": "exit"}, timeout=5)
-            except WorkerFailed:
-                pass
-            finally:
-                self.kill()
+    def ask_to_exit(self):
+        """Ask the worker to end by itself, as a Python program ends: its atexit functions
+        run (TF's autograph removes the source files it wrote to the temp directory there).
+        False if it is gone or did not answer."""
+        if not self.alive():
+            return False
+        try:
+            self.request({"cmd": "exit"}, timeout=5)
+            return True
+        except WorkerFailed:
+            return False
+
+    def await_exit(self, seconds):
+        """Wait up to `seconds` for the worker to end; whether it has."""
+        try:
+            self.proc.wait(timeout=max(0.0, seconds))
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+
+def stop_all(workers, grace=EXIT_GRACE):
+    """Stop `workers` together: each is asked to exit, then all get the same `grace` seconds
+    to end by themselves, then any left is killed. Killed right after its goodbye, a worker
+    often had not run its atexit functions yet: a default probe left about 30 of autograph's
+    files in the temp directory."""
+    try:
+        asked = [worker for worker in workers if worker.ask_to_exit()]
+        deadline = time.monotonic() + grace
+        for worker in asked:
+            worker.await_exit(deadline - time.monotonic())
+    finally:
+        for worker in workers:
+            worker.kill()

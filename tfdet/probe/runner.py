@@ -26,7 +26,7 @@ from ..runtime.forking import ForkServer, ForkServerError, fork_verdict
 from ..runtime.launch import ChildSpec, launch
 from ..runtime.modes import classify_modes, mode_setups, mode_switch_ids, process_environment
 from .plan import machine_capabilities, plan_cases
-from .process import PRELOAD, WorkerFailed, WorkerProcess, worker_environ
+from .process import PRELOAD, WorkerFailed, WorkerProcess, stop_all, worker_environ
 
 
 # Forked processes share what their server had when it forked: Python's hash seed, the
@@ -321,9 +321,7 @@ class Probe(object):
     def stop(self):
         self.stopping = True
         try:
-            for workers in self.workers.values():
-                for worker in workers:
-                    worker.stop()
+            stop_all([worker for workers in self.workers.values() for worker in workers])
         finally:  # even when Ctrl-C lands while the workers are being stopped
             try:
                 self._close_forks()
