@@ -2,7 +2,6 @@
 
 import json
 import queue
-import subprocess
 import threading
 import time
 
@@ -123,11 +122,12 @@ class WorkerProcess(object):
 
     def await_exit(self, seconds):
         """Wait up to `seconds` for the worker to end; whether it has."""
-        try:
-            self.proc.wait(timeout=max(0.0, seconds))
-            return True
-        except subprocess.TimeoutExpired:
-            return False
+        deadline = time.monotonic() + seconds
+        while self.proc.poll() is None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
 
 def stop_all(workers, grace=EXIT_GRACE):
