@@ -197,7 +197,7 @@ print(json.dumps({"dir": tempfile.gettempdir(), "written": sorted(autographs() -
 def test_a_forked_child_cleans_up_at_exit_as_a_fresh_interpreter_does(server, tmp_path):
     """A fresh interpreter runs its atexit functions at the end, and TF's autograph removes
     the source files it wrote to the temp directory in one. A forked child ends with
-    os._exit, so it runs them itself (before it did, every default probe left about 40 of
+    os._exit, so it runs them itself (before it did, the probe's forked workers left
     autograph's files in /tmp)."""
     (tmp_path / "agchild.py").write_text(AUTOGRAPH_CHILD)
     child = start(ChildSpec(module="agchild", env=_base_environ(), user_paths=(str(tmp_path),)),
